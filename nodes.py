@@ -1,0 +1,573 @@
+"""Sleuth's PocketFlow nodes.
+
+Conventions (PocketFlow): all state lives in the shared store; `prep` reads it, `exec` does the
+work without touching it (tools and engines via utils/), `post` writes results back and returns
+the action string. Nodes are copied on every visit, so nothing is kept on `self` except the
+runtime dependencies given at construction. After every step the session is saved atomically.
+"""
+
+from __future__ import annotations
+
+import time
+
+from pocketflow import Node
+
+from utils.loopguard import post_decision_check, pre_decision_stop, split_urls
+from utils.state import add_source, add_usage, now_iso, round_iterations
+
+ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
+REMAP = {  # what to use instead when the chosen tool is not offered, in order of preference
+    "search_google": ("search_duckduckgo", "search_kb"),
+    "search_duckduckgo": ("search_google", "search_kb"),
+    "search_kb": ("search_duckduckgo", "search_google"),
+    "crawl_url": ("search_duckduckgo", "search_google", "search_kb"),
+}
+
+
+class SleuthNode(Node):
+    def __init__(self, rt):
+        super().__init__()
+        self.rt = rt
+
+    def _run(self, shared):
+        action = super()._run(shared)
+        self.rt.checkpoint(shared)
+        return action
+
+
+def offered_actions(rt) -> list[str]:
+    """Tools the Decision may choose now: asked for with --tools, configured, and not empty."""
+    s, out = rt.settings, []
+    if "duckduckgo" in s.tools:
+        out.append("search_duckduckgo")
+    if "google" in s.tools and s.google_configured:
+        out.append("search_google")
+    if "crawl" in s.tools:
+        out.append("crawl_url")
+    if "kb" in s.tools and rt.tools.kb_available():
+        out.append("search_kb")
+    return out + ["send_to_hitl"]
+
+
+def remap_decision(decision: dict, actions: list[str], query: str) -> dict:
+    """Make the engine's choice executable with the tools offered; record what was changed."""
+    action, q = decision["next_action"], (decision.get("query_or_url") or "").strip()
+    out = {"action": action, "query_or_url": q, "reasoning": decision.get("reasoning", ""), "remapped_from": None}
+    if action == "crawl_url" and action in actions and not split_urls(q):
+        action = "search_duckduckgo"  # the engine gave no URL: search for what it wrote instead
+        out["remapped_from"] = "crawl_url"
+    if action not in actions:
+        alternatives = [a for a in REMAP.get(action, ()) if a in actions]
+        out["remapped_from"] = out["remapped_from"] or action
+        if not alternatives:
+            out.update(action="send_to_hitl", query_or_url="")
+            return out
+        action = alternatives[0]
+    if action != "send_to_hitl" and (not q or out["remapped_from"] == "crawl_url"):
+        q = query  # nothing usable to search for (empty, or URLs meant for the crawler): use the question
+    out.update(action=action, query_or_url=q)
+    return out
+
+
+def _feedback_texts(shared, current_round_only: bool = False) -> list[str]:
+    fb = shared["feedback_history"]
+    return [fb[-1]["text"]] if current_round_only and fb and round_iterations(shared) == 0 else [f["text"] for f in fb]
+
+
+class QueryInput(SleuthNode):
+    """Takes the question (already in the shared store from the CLI) and starts the session."""
+
+    def prep(self, shared):
+        return shared.get("original_query", "")
+
+    def exec(self, query):
+        query = " ".join((query or "").split())
+        if not query:
+            raise ValueError("the question is empty")
+        return query
+
+    def post(self, shared, prep_res, query):
+        shared["original_query"] = query
+        shared["status"] = "running"
+        self.rt.ui.started(shared)
+        return DECIDE
+
+
+class Decision(SleuthNode):
+    """Checks the stopping rules, asks the engine for the next action, remaps and loop-checks it."""
+
+    def prep(self, shared):
+        s = self.rt.settings
+        forced = pre_decision_stop(shared, s.confidence, s.max_iterations)
+        actions = offered_actions(self.rt) if not forced else ["send_to_hitl"]
+        reports = shared["analyzer_reports"]
+        ctx = {
+            "query": shared["original_query"],
+            "actions": actions,
+            "history": shared["research_history"],
+            "facts": shared["extracted_information"],
+            "analyzer": reports[-1] if reports else None,
+            "feedback": _feedback_texts(shared),
+            "round_feedback": _feedback_texts(shared, current_round_only=True),
+            "confidence": shared["confidence_score"],
+            "threshold": s.confidence,
+            "steps_left": s.max_iterations - round_iterations(shared),
+            "candidate_urls": shared["candidate_urls"],
+            "visited_urls": shared["visited_urls"],
+            "excluded_sources": shared.get("excluded_sources", []),
+        }
+        return {"ctx": ctx, "forced": forced}
+
+    def exec(self, prep):
+        ctx, forced = prep["ctx"], prep["forced"]
+        if forced:
+            return {
+                "action": "send_to_hitl",
+                "query_or_url": "",
+                "reasoning": forced[1],
+                "stop": forced,
+                "result": None,
+                "remapped_from": None,
+            }
+        if len(ctx["actions"]) == 1:
+            return {
+                "action": "send_to_hitl",
+                "query_or_url": "",
+                "reasoning": "no tool is available",
+                "stop": ("no_tools", "no tool is configured or available"),
+                "result": None,
+                "remapped_from": None,
+            }
+        result = self.rt.engine.decide(ctx)
+        out = remap_decision(result.data, ctx["actions"], ctx["query"])
+        out["result"] = result
+        out["stop"] = None
+        if out["action"] == "send_to_hitl":
+            if out["remapped_from"]:
+                out["stop"] = ("no_tools", f"{out['remapped_from']} is not available and nothing can replace it")
+            else:
+                out["stop"] = (result.extra.get("stop_reason", "decided"), out["reasoning"] or "engine chose to stop")
+        return out
+
+    def post(self, shared, prep, out):
+        result = out.pop("result")
+        if result is not None:
+            add_usage(shared, result.usage)
+            if result.fallback:
+                shared["llm_fallbacks"].append(
+                    {"step": shared["iteration_count"] + 1, "phase": "decision", "error": result.error}
+                )
+        stop = out.pop("stop")
+        if not stop:
+            stop = post_decision_check(shared, out["action"], out["query_or_url"])
+        if stop:
+            shared["stop_reason"], shared["stop_detail"] = stop
+            shared["pending"] = {}
+            self.rt.ui.stopping(*stop)
+            return "send_to_hitl"
+        out["step"] = shared["iteration_count"] + 1
+        shared["pending"] = out
+        self.rt.ui.step(
+            out["step"],
+            shared.get("round_start_iteration", 0) + self.rt.settings.max_iterations,
+            out["action"],
+            out["query_or_url"],
+        )
+        return out["action"]
+
+
+class ToolNode(SleuthNode):
+    """Shared post-processing for tool nodes: history entry, sources, hand-off to the Analyzer."""
+
+    tool = ""
+
+    def prep(self, shared):
+        return dict(shared["pending"])
+
+    def run_tool(self, pending) -> dict:
+        raise NotImplementedError
+
+    def exec(self, pending):
+        t0 = time.monotonic()
+        try:
+            out = self.run_tool(pending)
+        except Exception as exc:  # noqa: BLE001 - a failed tool is recorded and the loop goes on
+            out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300], "items": [], "tool_used": None}
+        out["elapsed_ms"] = int((time.monotonic() - t0) * 1000)
+        return out
+
+    def post(self, shared, pending, out):
+        items = []
+        for it in out.get("items", []):
+            n = add_source(
+                shared,
+                url=it["url"],
+                title=it.get("title", ""),
+                tool=it.get("tool", self.tool),
+                kind=it.get("source_kind", "external"),
+                snippet=it.get("snippet", ""),
+                kb_id=it.get("kb_id"),
+            )
+            items.append(
+                {**{k: v for k, v in it.items() if k in ("title", "url", "text", "kind", "links")}, "source": n}
+            )
+        entry = {
+            "step": pending["step"],
+            "action": pending["action"],
+            "query_or_url": pending["query_or_url"],
+            "reasoning": pending.get("reasoning", ""),
+            "tool_used": out.get("tool_used"),
+            "remapped_from": pending.get("remapped_from"),
+            "fallback_used": bool(out.get("fallback_used")),
+            "ok": bool(out.get("ok")),
+            "error": out.get("error"),
+            "errors": out.get("errors", []),
+            "results": len(items),
+            "elapsed_ms": out["elapsed_ms"],
+            "timestamp": now_iso(),
+        }
+        shared["research_history"].append(entry)
+        shared["iteration_count"] = pending["step"]
+        self.update_urls(shared, out)
+        shared["pending"] = {**pending, "items": items, "tool_used": out.get("tool_used")}
+        self.rt.ui.step_done(entry)
+        return ANALYZE
+
+    def update_urls(self, shared, out):
+        from utils.search import normalize_url
+
+        visited = set(shared["visited_urls"])
+        known = {c["norm"] for c in shared["candidate_urls"]}
+        for it in out.get("items", []):
+            if it.get("kind") == "snippet":
+                norm = normalize_url(it["url"])
+                if norm not in visited and norm not in known:
+                    known.add(norm)
+                    shared["candidate_urls"].append(
+                        {"url": it["url"], "norm": norm, "title": it.get("title", ""), "snippet": it.get("snippet", "")}
+                    )
+
+
+class _SearchNode(ToolNode):
+    engine_name = ""
+
+    def run_tool(self, pending):
+        outcome = self.rt.tools.search().search(self.engine_name, pending["query_or_url"])
+        items = [
+            {
+                "url": r.url,
+                "title": r.title,
+                "text": f"{r.title}. {r.snippet}",
+                "snippet": r.snippet,
+                "kind": "snippet",
+                "tool": r.engine,
+            }
+            for r in outcome.results
+        ]
+        errors = [dict(e) for e in outcome.errors]
+        error = None
+        if not items:
+            error = "; ".join(f"{e['engine']}: {e['kind']} ({e['message'][:80]})" for e in errors) or "no results"
+        return {
+            "ok": bool(items),
+            "items": items,
+            "tool_used": outcome.tool_used,
+            "fallback_used": outcome.fallback_used,
+            "errors": errors,
+            "error": error,
+        }
+
+
+class DuckDuckGoSearch(_SearchNode):
+    tool = engine_name = "duckduckgo"
+
+
+class GoogleSearch(_SearchNode):
+    tool = engine_name = "google"
+
+
+class WebCrawl(ToolNode):
+    """Fetches one or more URLs concurrently (robots, SSRF and size rules in utils/crawl.py) and
+    remembers what it read in the knowledge base unless --no-remember."""
+
+    tool = "crawl"
+
+    def prep(self, shared):
+        pending = dict(shared["pending"])
+        pending["session_id"] = shared["session_id"]
+        return pending
+
+    def run_tool(self, pending):
+        urls = split_urls(pending["query_or_url"])[:8]
+        results = self.rt.tools.fetcher().fetch_many(urls)
+        items, errors = [], []
+        for r in results:
+            if r.error or not r.text.strip():
+                errors.append({"url": r.url, "kind": r.error_kind or "empty", "message": r.error or "no text"})
+                continue
+            items.append(
+                {
+                    "url": r.final_url or r.url,
+                    "title": r.title or r.final_url or r.url,
+                    "text": r.text,
+                    "kind": "page",
+                    "links": r.links,
+                    "snippet": r.text[:200],
+                    "requested": r.url,
+                }
+            )
+        if items and self.rt.settings.remember and "kb" in self.rt.settings.tools:
+            self._remember(items, pending.get("session_id"), errors)
+        error = "; ".join(f"{e['url']}: {e['message'][:100]}" for e in errors) if errors else None
+        return {
+            "ok": bool(items),
+            "items": items,
+            "tool_used": "crawl" if items else None,
+            "errors": errors,
+            "error": error,
+            "fetched": [r.url for r in results],
+        }
+
+    def _remember(self, items, session_id, errors):
+        try:
+            kb = self.rt.tools.kb()
+            for it in items:
+                kb.add_document(
+                    source=it["url"], title=it["title"], text=it["text"], source_type="web", session_id=session_id
+                )
+        except Exception as exc:  # noqa: BLE001 - memory is a bonus; the research goes on
+            errors.append({"url": "(knowledge base)", "kind": "remember", "message": f"not remembered: {exc}"})
+
+    def update_urls(self, shared, out):
+        from utils.search import normalize_url
+
+        visited = shared["visited_urls"]
+        for u in out.get("fetched", []) + [it["url"] for it in out.get("items", [])]:
+            norm = normalize_url(u)
+            if norm not in visited:
+                visited.append(norm)
+        done = set(visited)
+        shared["candidate_urls"] = [c for c in shared["candidate_urls"] if c["norm"] not in done]
+
+
+class KnowledgeBaseSearch(ToolNode):
+    tool = "kb"
+
+    def run_tool(self, pending):
+        hits = self.rt.tools.kb().search(pending["query_or_url"], k=6)
+        items = [
+            {
+                "url": h.source,
+                "title": h.title or h.source,
+                "text": h.text,
+                "kind": "kb",
+                "tool": "kb",
+                "source_kind": "internal",
+                "kb_id": h.id,
+                "snippet": h.text[:200],
+                "score": h.score,
+            }
+            for h in hits
+        ]
+        return {
+            "ok": bool(items),
+            "items": items,
+            "tool_used": "kb",
+            "error": None if items else "no matching passages",
+        }
+
+
+class Analyzer(SleuthNode):
+    """Reads the tool output, extracts facts with their sources, scores confidence."""
+
+    def prep(self, shared):
+        pending = shared["pending"]
+        return {
+            "query": shared["original_query"],
+            "action": pending.get("action"),
+            "query_or_url": pending.get("query_or_url", ""),
+            "tool": pending.get("tool_used"),
+            "items": pending.get("items", []),
+            "facts": shared["extracted_information"],
+            "feedback": _feedback_texts(shared),
+            "excluded_sources": shared.get("excluded_sources", []),
+            "confidence": shared["confidence_score"],
+            "step": pending.get("step", shared["iteration_count"]),
+        }
+
+    def exec(self, ctx):
+        if not ctx["items"]:
+            data = {
+                "extracted_info": [],
+                "assessment": "The last step returned nothing to analyze.",
+                "confidence_score": ctx["confidence"],
+                "suggestions_for_next_step": [],
+                "new_potential_urls": [],
+                "inconsistencies_found": "",
+            }
+            from utils.llm import EngineResult
+
+            return EngineResult(data, "none")
+        return self.rt.engine.analyze(ctx)
+
+    def post(self, shared, ctx, result):
+        from utils.search import normalize_url
+
+        data = result.data
+        add_usage(shared, result.usage)
+        step = ctx["step"]
+        if result.fallback:
+            shared["llm_fallbacks"].append({"step": step, "phase": "analyzer", "error": result.error})
+        known = {f["text"] for f in shared["extracted_information"]}
+        for f in data.get("extracted_info", []):
+            if f["fact"] not in known:
+                known.add(f["fact"])
+                shared["extracted_information"].append(
+                    {
+                        "text": f["fact"],
+                        "source": f["source"],
+                        "score": float(f.get("score", 0.5)),
+                        "step": step,
+                        **({"qcov": f["qcov"]} if "qcov" in f else {}),
+                        **({"kind": f["kind"]} if "kind" in f else {}),
+                    }
+                )
+        conf = float(data.get("confidence_score", 0.0))
+        shared["confidence_score"] = conf
+        visited = set(shared["visited_urls"])
+        known_urls = {c["norm"] for c in shared["candidate_urls"]}
+        for u in data.get("new_potential_urls", []):
+            if not str(u).startswith(("http://", "https://")):
+                continue
+            norm = normalize_url(u)
+            if norm not in visited and norm not in known_urls:
+                known_urls.add(norm)
+                shared["candidate_urls"].append({"url": u, "norm": norm, "title": "", "snippet": ""})
+        shared["analyzer_reports"].append({**data, "step": step, "engine": result.engine, "fallback": result.fallback})
+        shared["pending"] = {}
+        self.rt.ui.analyzed(conf, len(shared["sources"]), len(shared["extracted_information"]), result.fallback)
+        return DECIDE
+
+
+class HITLOutput(SleuthNode):
+    """Writes the report: the engine's answer, plus journey and sources from the shared store."""
+
+    def prep(self, shared):
+        shared["status"] = "reporting"
+        reports = shared["analyzer_reports"]
+        failed = [h for h in shared["research_history"] if not h.get("ok")]
+        why = ""
+        if not shared["research_history"]:
+            why = "No research step could be taken."
+        elif failed and len(failed) == len(shared["research_history"]):
+            why = "Every research step failed (see the journey below)."
+        return {
+            "query": shared["original_query"],
+            "facts": shared["extracted_information"],
+            "sources": shared["sources"],
+            "assessment": reports[-1]["assessment"] if reports else "",
+            "confidence": shared["confidence_score"],
+            "threshold": self.rt.settings.confidence,
+            "feedback": _feedback_texts(shared),
+            "excluded_sources": shared.get("excluded_sources", []),
+            "stop_reason": shared.get("stop_reason"),
+            "why_nothing": why,
+        }
+
+    def exec(self, ctx):
+        on_chunk = self.rt.ui.report_chunk if self.rt.stream_report else None
+        return self.rt.engine.report(ctx, on_chunk=on_chunk)
+
+    def post(self, shared, ctx, result):
+        from utils.report import build_report, clean_citations
+
+        add_usage(shared, result.usage)
+        if result.fallback:
+            shared["llm_fallbacks"].append(
+                {"step": shared["iteration_count"], "phase": "report", "error": result.error}
+            )
+        answer = clean_citations(str(result.data), {s["n"] for s in shared["sources"]})
+        shared["answer"] = answer
+        shared["final_answer"] = build_report(shared, answer)
+        shared["reports"].append(
+            {
+                "round": len(shared["feedback_history"]) + 1,
+                "answer": answer,
+                "confidence": shared["confidence_score"],
+                "stop_reason": shared.get("stop_reason"),
+            }
+        )
+        shared["status"] = "awaiting_feedback"
+        self.rt.ui.report(shared["final_answer"])
+        return FEEDBACK
+
+
+class HumanFeedback(SleuthNode):
+    """Asks for feedback (interactive), takes scripted feedback (--feedback), or ends (batch).
+    Feedback restarts the Decision with it; an empty answer ends the run."""
+
+    def prep(self, shared):
+        return {"session_id": shared["session_id"], "sources": shared["sources"], "report": shared["final_answer"]}
+
+    def exec(self, prep):
+        if self.rt.feedback is None:
+            return None
+        text = self.rt.feedback(prep)
+        text = " ".join((text or "").split())
+        return text if text and text.lower() not in {"done", "/done", "/quit", "quit", "exit"} else None
+
+    def post(self, shared, prep, text):
+        if not text:
+            shared["status"] = "done"
+            return DONE
+        shared["feedback_history"].append(
+            {"text": text, "timestamp": now_iso(), "after_iteration": shared["iteration_count"]}
+        )
+        excluded = set(shared.get("excluded_sources", [])) | set(rejected_sources(text, len(shared["sources"])))
+        shared["excluded_sources"] = sorted(excluded)
+        shared["round_start_iteration"] = shared["iteration_count"]
+        shared["stop_reason"], shared["stop_detail"] = None, ""
+        shared["status"] = "running"
+        return RESEARCH
+
+
+_ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
+_NEGATIVE = (
+    "outdated",
+    "wrong",
+    "incorrect",
+    "unreliable",
+    "ignore",
+    "remove",
+    "drop",
+    "stale",
+    "old",
+    "biased",
+    "not trustworthy",
+    "untrustworthy",
+    "spam",
+    "irrelevant",
+)
+
+
+def rejected_sources(text: str, n_sources: int) -> list[int]:
+    """Source numbers the feedback rejects, e.g. 'the second source is outdated' or 'ignore [3]'."""
+    import re
+
+    low = text.lower()
+    if not any(w in low for w in _NEGATIVE):
+        return []
+    nums = {int(g) for groups in re.findall(r"\[(\d+)\]|source\s*#?\s*(\d+)", low) for g in groups if g}
+    nums |= {n for w, n in _ORDINALS.items() if re.search(rf"\b{w}\s+(?:source|link|result|reference)", low)}
+    return sorted(n for n in nums if 1 <= n <= n_sources)

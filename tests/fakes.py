@@ -1,0 +1,158 @@
+"""Test doubles for the research loop: a scripted LLM engine and in-process tools.
+
+They stand in only where the real part is not the subject of the test; the web tools, KB and
+Gemini engine have their own tests against real local servers."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+from utils.config import Settings
+from utils.llm import EngineResult
+from utils.runtime import Runtime
+from utils.ui import PlainUI
+
+
+class ScriptedEngine:
+    """Returns scripted decisions (the last one repeats forever) and confidences."""
+
+    name = "scripted"
+
+    def __init__(self, decisions, confidences=(0.2,), answer="The answer is here [1]."):
+        self.decisions = list(decisions)
+        self.confidences = list(confidences)
+        self.answer = answer
+        self.decide_calls: list[dict] = []
+        self.analyze_calls: list[dict] = []
+        self.report_calls: list[dict] = []
+
+    def decide(self, ctx):
+        self.decide_calls.append(ctx)
+        i = min(len(self.decide_calls) - 1, len(self.decisions) - 1)
+        action, q = self.decisions[i]
+        return EngineResult(
+            {"next_action": action, "query_or_url": q, "reasoning": "scripted"},
+            self.name,
+            usage={"calls": 1, "prompt": 10, "output": 5, "total": 15},
+        )
+
+    def analyze(self, ctx):
+        self.analyze_calls.append(ctx)
+        i = min(len(self.analyze_calls) - 1, len(self.confidences) - 1)
+        facts = [{"fact": f"fact from {it['url']}", "source": it["source"], "score": 0.8} for it in ctx["items"][:2]]
+        return EngineResult(
+            {
+                "extracted_info": facts,
+                "assessment": "scripted",
+                "confidence_score": self.confidences[i],
+                "suggestions_for_next_step": [],
+                "new_potential_urls": [],
+                "inconsistencies_found": "",
+            },
+            self.name,
+        )
+
+    def report(self, ctx, on_chunk=None):
+        self.report_calls.append(ctx)
+        return EngineResult(self.answer, self.name)
+
+
+@dataclass
+class FakeSearch:
+    fail: bool = False
+    calls: list = field(default_factory=list)
+
+    def search(self, engine, query):
+        self.calls.append((engine, query))
+        if self.fail:
+            return SimpleNamespace(
+                results=[],
+                tool_used=None,
+                fallback_used=False,
+                errors=[{"engine": engine, "kind": "network", "message": "unreachable"}],
+            )
+        results = [
+            SimpleNamespace(
+                url=f"https://example.org/{engine}/{i}?q={len(self.calls)}",
+                title=f"{query} {i}",
+                snippet=f"About {query}.",
+                engine=engine,
+            )
+            for i in range(2)
+        ]
+        return SimpleNamespace(results=results, tool_used=engine, fallback_used=False, errors=[])
+
+
+class FakeFetcher:
+    def __init__(self):
+        self.calls = []
+
+    def fetch_many(self, urls):
+        self.calls.append(list(urls))
+        return [
+            SimpleNamespace(
+                url=u,
+                final_url=u,
+                title=f"Page {u}",
+                text=f"Text of {u}. It says things.",
+                links=[],
+                error=None,
+                error_kind=None,
+            )
+            for u in urls
+        ]
+
+
+class FakeKB:
+    def __init__(self):
+        self.added, self.queries = [], []
+
+    def search(self, query, k=5):
+        self.queries.append(query)
+        return [
+            SimpleNamespace(source="notes/a.md", title="Notes A", text=f"Notes about {query}.", id="a#0", score=0.9)
+        ]
+
+    def add_document(self, **kw):
+        self.added.append(kw)
+        return 1
+
+    def count(self):
+        return 1
+
+
+class FakeTools:
+    def __init__(self, search=None, kb_available=True):
+        self._search = search or FakeSearch()
+        self._fetcher = FakeFetcher()
+        self._kb = FakeKB()
+        self._kb_available = kb_available
+
+    def search(self):
+        return self._search
+
+    def fetcher(self):
+        return self._fetcher
+
+    def kb(self):
+        return self._kb
+
+    def kb_available(self):
+        return self._kb_available
+
+
+def make_rt(engine, tmp_path=None, fake_tools=None, feedback=None, **settings_kw) -> Runtime:
+    from utils.sessions import SessionStore
+
+    s = Settings(data_dir=tmp_path or __import__("pathlib").Path("/nonexistent"), **settings_kw)
+    ui = PlainUI(err=io.StringIO(), out=io.StringIO())
+    return Runtime(
+        settings=s,
+        engine=engine,
+        ui=ui,
+        tools=fake_tools or FakeTools(),
+        store=SessionStore(tmp_path) if tmp_path else None,
+        feedback=feedback,
+    )

@@ -1,0 +1,1 @@
+"""Sleuth utilities: one concern per module, each usable on its own."""

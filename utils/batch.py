@@ -1,0 +1,101 @@
+"""Piped batch mode: questions on stdin (plain lines or JSON lines {"id", "query"}), one JSON
+object per question on stdout, flushed as each finishes, progress on stderr, never a prompt."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import TextIO
+
+EXIT_SOME_FAILED = 3  # documented: at least one question produced an error record
+
+
+def parse_questions(lines) -> list[dict]:
+    """Blank lines and # comments are skipped; JSON lines need a "query" and may carry an "id"."""
+    out = []
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        qid, query, error = None, line, None
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+                qid = obj.get("id")
+                query = str(obj.get("query") or obj.get("question") or "").strip()
+                if not query:
+                    error = 'JSON line has no "query"'
+            except (json.JSONDecodeError, AttributeError) as exc:
+                error, query = f"line {lineno}: invalid JSON ({exc})", ""
+        out.append({"id": qid if qid is not None else len(out) + 1, "query": query, "error": error, "line": lineno})
+    return out
+
+
+def run_batch(args, settings, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    from main import make_runtime, new_session, result_json, run_flow, write_output
+    from utils.ui import make_ui
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    questions = parse_questions(stdin)
+    base_ui = make_ui(plain=True, quiet=getattr(args, "quiet", False), show_report=False)
+    rt = make_runtime(settings, base_ui, feedback=None)
+    lock = threading.Lock()
+    failed = 0
+
+    def one(q: dict) -> dict:
+        if q["error"]:
+            return {"id": q["id"], "query": q["query"], "error": q["error"]}
+        ui = make_ui(plain=True, quiet=getattr(args, "quiet", False), show_report=False, prefix=f"[{q['id']}] ")
+        job = rt.for_job(ui=ui, feedback=None)
+        shared = new_session(job, q["query"])
+        try:
+            run_flow(job, shared, "query")
+        except Exception as exc:  # noqa: BLE001 - one failing question never stops the batch
+            return {**result_json(shared), "id": q["id"], "error": f"{type(exc).__name__}: {exc}"}
+        if getattr(args, "output", None):
+            with lock:
+                write_output(args.output, shared)
+        return {"id": q["id"], **result_json(shared), "error": None}
+
+    def emit(rec: dict) -> None:
+        nonlocal failed
+        if rec.get("error"):
+            failed += 1
+        with lock:
+            stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            stdout.flush()
+
+    jobs = max(1, int(getattr(args, "jobs", 1) or 1))
+    ordered = not getattr(args, "unordered", False)
+    finished: list = []
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sleuth-job")
+    futures = [pool.submit(one, q) for q in questions]
+    index = {f: i for i, f in enumerate(futures)}
+    results: dict[int, dict] = {}
+    next_out = 0
+    pending = set(futures)
+    try:
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                i = index[f]
+                results[i] = f.result()
+                finished.append(questions[i]["id"])
+                if not ordered:
+                    emit(results.pop(i))
+            while ordered and next_out in results:
+                emit(results.pop(next_out))
+                next_out += 1
+    except KeyboardInterrupt:
+        for f in futures:
+            f.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        print(
+            f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}", file=sys.stderr
+        )
+        return 130
+    pool.shutdown(wait=True)
+    return EXIT_SOME_FAILED if failed else 0

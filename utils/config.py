@@ -1,0 +1,165 @@
+"""Configuration: command-line flags, then environment variables, then a `.env` file.
+
+`load_settings(args)` is the single place where this precedence is applied. It imports only
+the standard library, python-dotenv and platformdirs, so it is safe on the `--help` path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ALL_TOOLS = ("duckduckgo", "google", "crawl", "kb")
+
+# Every environment variable Sleuth reads (mirrored in .env.example).
+ENV_VARS = {
+    "GEMINI_API_KEY": "Gemini API key; enables the gemini engine",
+    "GEMINI_MODEL": "Gemini model name (default gemini-2.5-flash)",
+    "GEMINI_BASE_URL": "Override the Gemini API endpoint (tests, proxies)",
+    "GOOGLE_API_KEY": "Google Custom Search JSON API key (optional; API closes 2027-01-01)",
+    "GOOGLE_CSE_ID": "Google Programmable Search Engine id (optional)",
+    "GOOGLE_CSE_ENDPOINT": "Override the Custom Search endpoint (tests)",
+    "SLEUTH_DDG_URL": "Override the DuckDuckGo HTML endpoint (tests)",
+    "SLEUTH_ENGINE": "auto | gemini | offline (default auto)",
+    "SLEUTH_DATA_DIR": "Where sessions, cache and the knowledge base live",
+    "SLEUTH_CHROMA_URL": "Use a Chroma server (http://HOST:PORT) instead of the embedded store",
+    "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini (default hash)",
+    "SLEUTH_CONFIDENCE": "Confidence threshold to stop researching (default 0.7)",
+    "SLEUTH_MAX_ITERATIONS": "Research step budget (default 8)",
+    "SLEUTH_TOOLS": "Comma-separated tools offered: duckduckgo,google,crawl,kb",
+    "SLEUTH_CACHE_TTL": "Cache lifetime in seconds (default 86400)",
+    "SLEUTH_ALLOW_PRIVATE_HOSTS": "1 to allow crawling loopback/private addresses",
+    "SLEUTH_IGNORE_ROBOTS": "1 to ignore robots.txt",
+    "SLEUTH_CRAWL_INTERVAL": "Minimum seconds between requests to one host (default 1.0)",
+}
+
+
+def default_data_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("sleuth", appauthor=False))
+
+
+def _truthy(value: str | None) -> bool:
+    return str(value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass
+class Settings:
+    engine: str = "auto"
+    gemini_api_key: str = ""
+    gemini_model: str = "gemini-2.5-flash"
+    gemini_base_url: str = ""
+    google_api_key: str = ""
+    google_cse_id: str = ""
+    google_cse_endpoint: str = ""
+    ddg_url: str = ""
+    data_dir: Path = field(default_factory=default_data_dir)
+    chroma_url: str = ""
+    embedding: str = "hash"
+    confidence: float = 0.7
+    max_iterations: int = 8
+    tools: tuple[str, ...] = ALL_TOOLS
+    cache_ttl: float = 86400.0
+    no_cache: bool = False
+    allow_private_hosts: bool = False
+    ignore_robots: bool = False
+    crawl_interval: float = 1.0
+    remember: bool = True
+
+    @property
+    def google_configured(self) -> bool:
+        return bool(self.google_api_key and self.google_cse_id)
+
+    def public_dict(self) -> dict:
+        """Settings without secrets, JSON-ready (stored in sessions)."""
+        d = asdict(self)
+        d["data_dir"] = str(self.data_dir)
+        d["tools"] = list(self.tools)
+        for k in ("gemini_api_key", "google_api_key"):
+            d[k] = "***" if d[k] else ""
+        return d
+
+
+def parse_tools(value: str) -> tuple[str, ...]:
+    names = tuple(t.strip().lower() for t in value.split(",") if t.strip())
+    unknown = [t for t in names if t not in ALL_TOOLS]
+    if unknown or not names:
+        raise ValueError(f"unknown tool(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(ALL_TOOLS)}")
+    return names
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by every sub-command that touches state or the network."""
+    parser.add_argument("--data-dir", help="folder for sessions, cache and KB (env SLEUTH_DATA_DIR)")
+    parser.add_argument("--chroma-url", help="use a Chroma server, e.g. http://127.0.0.1:8000 (env SLEUTH_CHROMA_URL)")
+    parser.add_argument("--embedding", choices=["hash", "minilm", "gemini"], help="KB embedding (default hash)")
+    parser.add_argument("--cache-ttl", type=float, help="cache lifetime in seconds (default 86400)")
+    parser.add_argument("--no-cache", action="store_true", default=None, help="do not read or write the cache")
+    parser.add_argument(
+        "--allow-private-hosts",
+        action="store_true",
+        default=None,
+        help="allow fetching loopback/private addresses (tests, intranets)",
+    )
+    parser.add_argument("--ignore-robots", action="store_true", default=None, help="do not honour robots.txt")
+    parser.add_argument("--crawl-interval", type=float, help="minimum seconds between requests to one host (default 1)")
+
+
+def load_settings(
+    args: argparse.Namespace | None = None, env: dict | None = None, dotenv_path: str | None = ".env"
+) -> Settings:
+    """Resolve settings: flags > environment > .env file in the working directory > defaults."""
+    if env is None:
+        if dotenv_path and Path(dotenv_path).is_file():
+            from dotenv import dotenv_values
+
+            file_vals = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
+            env = {**file_vals, **os.environ}
+        else:
+            env = dict(os.environ)
+    a = vars(args) if args is not None else {}
+
+    def pick(flag: str, var: str, default=None):
+        v = a.get(flag)
+        if v is not None:
+            return v
+        v = env.get(var)
+        return v if v not in (None, "") else default
+
+    s = Settings()
+    s.engine = str(pick("engine", "SLEUTH_ENGINE", "auto")).lower()
+    if s.engine not in ("auto", "gemini", "offline"):
+        raise ValueError(f"unknown engine {s.engine!r}; choose auto, gemini or offline")
+    s.gemini_api_key = env.get("GEMINI_API_KEY", "") or ""
+    s.gemini_model = env.get("GEMINI_MODEL") or s.gemini_model
+    s.gemini_base_url = env.get("GEMINI_BASE_URL", "") or ""
+    s.google_api_key = env.get("GOOGLE_API_KEY", "") or ""
+    s.google_cse_id = env.get("GOOGLE_CSE_ID", "") or ""
+    s.google_cse_endpoint = env.get("GOOGLE_CSE_ENDPOINT", "") or ""
+    s.ddg_url = env.get("SLEUTH_DDG_URL", "") or ""
+    dd = pick("data_dir", "SLEUTH_DATA_DIR")
+    s.data_dir = Path(dd).expanduser() if dd else default_data_dir()
+    s.chroma_url = pick("chroma_url", "SLEUTH_CHROMA_URL", "") or ""
+    s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "hash")
+    try:
+        s.confidence = float(pick("confidence", "SLEUTH_CONFIDENCE", 0.7))
+        s.max_iterations = int(pick("max_iterations", "SLEUTH_MAX_ITERATIONS", 8))
+        s.cache_ttl = float(pick("cache_ttl", "SLEUTH_CACHE_TTL", 86400))
+        s.crawl_interval = max(0.0, float(pick("crawl_interval", "SLEUTH_CRAWL_INTERVAL", 1.0)))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bad numeric setting: {exc}") from exc
+    if not 0.0 < s.confidence <= 1.0:
+        raise ValueError("--confidence must be in (0, 1]")
+    if s.max_iterations < 1:
+        raise ValueError("--max-iterations must be at least 1")
+    tools = pick("tools", "SLEUTH_TOOLS")
+    s.tools = parse_tools(tools) if tools else ALL_TOOLS
+    s.no_cache = bool(a.get("no_cache"))
+    s.allow_private_hosts = bool(a.get("allow_private_hosts")) or _truthy(env.get("SLEUTH_ALLOW_PRIVATE_HOSTS"))
+    s.ignore_robots = bool(a.get("ignore_robots")) or _truthy(env.get("SLEUTH_IGNORE_ROBOTS"))
+    if a.get("no_remember"):
+        s.remember = False
+    return s

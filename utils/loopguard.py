@@ -1,0 +1,54 @@
+"""Stopping rules. Pure functions of the shared store, checked by the Decision node on every visit,
+so a run ends whatever the engine returns: budget, confidence, stall, failing tools, repeats."""
+
+from __future__ import annotations
+
+import re
+
+from utils.offline import normalize_query
+from utils.state import Shared, round_iterations, round_reports
+
+STALL_WINDOW = 3  # analyses without improvement that count as a stall
+FAILURE_WINDOW = 3  # consecutive failed tool steps that stop the run
+_URL = re.compile(r"https?://[^\s<>\"']+")
+
+
+def split_urls(text: str) -> list[str]:
+    return [u.rstrip(".,;)]") for u in _URL.findall(text or "")]
+
+
+def pre_decision_stop(shared: Shared, threshold: float, max_iterations: int) -> tuple[str, str] | None:
+    """Reasons to stop before asking the engine anything."""
+    reports = round_reports(shared)
+    if reports and shared["confidence_score"] >= threshold:
+        return "confident", f"confidence {shared['confidence_score']:.2f} >= threshold {threshold:.2f}"
+    if round_iterations(shared) >= max_iterations:
+        return "budget", f"reached --max-iterations {max_iterations}"
+    if len(reports) > STALL_WINDOW:
+        before = max(r["confidence_score"] for r in reports[:-STALL_WINDOW])
+        recent = [r["confidence_score"] for r in reports[-STALL_WINDOW:]]
+        if max(recent) <= before + 1e-9:
+            return "stall", f"confidence has not improved for {STALL_WINDOW} analyses (best {before:.2f})"
+    start = shared.get("round_start_iteration", 0)
+    steps = [h for h in shared["research_history"] if h.get("step", 0) > start]
+    if len(steps) >= FAILURE_WINDOW and not any(h.get("ok") for h in steps[-FAILURE_WINDOW:]):
+        return "tool_failures", f"the last {FAILURE_WINDOW} tool steps all failed"
+    return None
+
+
+def post_decision_check(shared: Shared, action: str, query_or_url: str) -> tuple[str, str] | None:
+    """Loop detection on the engine's chosen action (after any remap)."""
+    if action == "send_to_hitl":
+        return None
+    if action == "crawl_url":
+        from utils.search import normalize_url
+
+        urls = split_urls(query_or_url)
+        visited = set(shared["visited_urls"])
+        if urls and all(normalize_url(u) in visited for u in urls):
+            return "loop_revisit", f"URL already visited: {urls[0]}"
+    key = (action, normalize_query(query_or_url))
+    for h in shared["research_history"]:
+        if (h["action"], normalize_query(h["query_or_url"])) == key:
+            return "loop_repeat", f'step {h["step"]} already ran {action} "{query_or_url}"'
+    return None

@@ -1,0 +1,318 @@
+"""The offline engine: deterministic, extractive, no key and no network.
+
+Decision: a rule-based policy — knowledge base first, then a web search, then read the most
+promising unvisited pages, then reformulate the query with salient names learned from the facts
+(enough to follow a two-hop question), and finally hand over to the human.
+Analyzer: ranks sentences of the tool output against the question and the step's own query,
+keeps the best with their sources; confidence from coverage of the question's terms and
+agreement across sources. Report: the best-supported sentences with numbered citations.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+from utils.llm import EngineResult
+from utils.text import STOPWORDS, content_terms, fold, split_sentences, stem, term_set
+
+WEB_SEARCH = ("search_duckduckgo", "search_google")
+MAX_FACTS_PER_ITEM = 3
+MAX_FACTS_PER_STEP = 8
+MAX_CRAWL_PER_STEP = 3
+MIN_SCORE = 0.25
+
+# Words that say something about the research itself rather than its subject (feedback).
+META_WORDS = frozenset(
+    """source sources outdated wrong incorrect unreliable old stale please look check more detail details
+    second third fourth fifth first last answer answers again better ignore remove drop instead also into
+    focus find search want need like think seems seem looks information info result results link links page pages
+    thanks thank good bad ok okay""".split()
+)
+_ENTITY = re.compile(
+    r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
+)
+_COMMON_CAPS = frozenset(
+    """the a an in on at he she it they this that these those his her its their there here when where
+    what which who how after before during while although however but and or if as by for from with
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+def normalize_query(q: str) -> str:
+    """Normalization used for 'same query again' loop detection (case, punctuation, spacing)."""
+    return " ".join(re.findall(r"\w+", fold(q or "")))
+
+
+def feedback_terms(feedback: list[str]) -> list[str]:
+    out: list[str] = []
+    for text in feedback:
+        for t in content_terms(text):
+            if t not in META_WORDS and not t.isdigit() and t not in out:
+                out.append(t)
+    return out
+
+
+def _weights(query: str, extra: list[str] = ()) -> dict[str, float]:
+    w: dict[str, float] = {}
+    caps = {stem(fold(m)) for m in re.findall(r"\b[A-Z][\w]+", query)} - {stem(s) for s in _COMMON_CAPS}
+    for t in content_terms(query):
+        s = stem(t)
+        w[s] = 1.5 if (s in caps or t.isdigit()) else 1.0
+    for t in extra:
+        w.setdefault(stem(t), 0.5)
+    return w
+
+
+def coverage(terms: set[str], weights: dict[str, float]) -> float:
+    total = sum(weights.values())
+    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
+
+
+def _slug_terms(url: str) -> set[str]:
+    path = unquote(urlsplit(url).path)
+    path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", path)
+    return term_set(re.sub(r"[_/\-.]+", " ", path))
+
+
+def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, top: int = 6) -> list[str]:
+    """Names in the most question-relevant facts that the question does not mention, best first."""
+    scores: dict[str, float] = {}
+    best = sorted(facts, key=lambda f: (-f.get("qcov", 0.0), -f.get("score", 0.0)))[:top]
+    for f in best:
+        weight = f.get("qcov", f.get("score", 0.5))
+        for m in _ENTITY.finditer(f["text"]):
+            ent = m.group(0).strip(" .'’-")
+            toks = content_terms(ent)
+            if not toks or fold(ent) in _COMMON_CAPS:
+                continue
+            if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
+                continue
+            words = len(ent.split())
+            # max, not sum: a generic word found in many facts ("American") must not beat a name
+            scores[ent] = max(scores.get(ent, 0.0), weight * (0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)))
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    out: list[str] = []
+    for ent, _ in ranked:
+        if any(fold(ent) in fold(o) for o in out):
+            continue
+        out.append(ent)
+        if len(out) == limit:
+            break
+    return out
+
+
+class OfflineEngine:
+    name = "offline"
+
+    # ------------------------------------------------------------ decision
+    def decide(self, ctx: dict) -> EngineResult:
+        query = ctx["query"]
+        actions = set(ctx["actions"])
+        fb = feedback_terms(ctx.get("round_feedback", []))
+        round_q = " ".join([query] + fb) if fb else query
+        done = {(h["action"], normalize_query(h["query_or_url"])) for h in ctx.get("history", [])}
+        failed_engines = {h["action"] for h in ctx.get("history", []) if h["action"] in WEB_SEARCH and not h.get("ok")}
+        qterms = term_set(query) | {stem(t) for t in fb}
+
+        def fresh(action: str, q: str) -> bool:
+            return action in actions and (action, normalize_query(q)) not in done
+
+        def pick(action: str, q: str, why: str) -> EngineResult:
+            return EngineResult({"next_action": action, "query_or_url": q, "reasoning": why}, self.name)
+
+        if fresh("search_kb", round_q):
+            return pick("search_kb", round_q, "Start with the local knowledge base: it is fast and private.")
+        web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
+        for a in web:
+            if fresh(a, round_q):
+                return pick(a, round_q, "Search the web for the question.")
+            if a in actions:
+                break  # one web engine per query; the search tool itself falls back to the other
+
+        facts = [f for f in ctx.get("facts", []) if f["source"] not in set(ctx.get("excluded_sources", []))]
+        entities = salient_entities(facts, qterms)
+        ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
+
+        if "crawl_url" in actions:
+            visited = set(ctx.get("visited_urls", []))
+            scored = []
+            for i, c in enumerate(ctx.get("candidate_urls", [])):
+                if c.get("norm", c["url"]) in visited:
+                    continue
+                terms = term_set(f"{c.get('title', '')} {c.get('snippet', '')}") | _slug_terms(c["url"])
+                s = len(terms & qterms) + 2.5 * len(terms & ent_terms)
+                if s > 0:
+                    scored.append((-s, i, c["url"]))
+            if scored:
+                urls = [u for _, _, u in sorted(scored)[:MAX_CRAWL_PER_STEP]]
+                return pick("crawl_url", " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
+
+        covered = set()
+        for f in facts:
+            covered |= term_set(f["text"])
+        residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
+        for ent in entities:
+            q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
+            for a in ("search_kb", *web):
+                if fresh(a, q2):
+                    return pick(a, q2, f"Follow the lead '{ent}' found in the sources.")
+        return EngineResult(
+            {
+                "next_action": "send_to_hitl",
+                "query_or_url": "",
+                "reasoning": "Nothing new left to try with the tools offered.",
+            },
+            self.name,
+            extra={"stop_reason": "exhausted"},
+        )
+
+    # ------------------------------------------------------------ analyzer
+    def analyze(self, ctx: dict) -> EngineResult:
+        query = ctx["query"]
+        fb = feedback_terms(ctx.get("feedback", []))
+        weights = _weights(query, fb)
+        step_q = ctx.get("query_or_url", "") if ctx.get("action") != "crawl_url" else ""
+        known = {fold(f["text"]) for f in ctx.get("facts", [])}
+        excluded = set(ctx.get("excluded_sources", []))
+
+        new_facts: list[dict] = []
+        for it in ctx.get("items", []):
+            focus = _weights(step_q or it.get("title", ""))
+            cands = []
+            for sent in split_sentences(it.get("text", "")):
+                if not 25 <= len(sent) <= 800 or fold(sent) in known:
+                    continue
+                terms = term_set(sent)
+                qcov = coverage(terms, weights)
+                fcov = coverage(terms, focus) if focus else 0.0
+                score = max(qcov, 0.5 * fcov + 0.5 * qcov)
+                if score >= MIN_SCORE:
+                    cands.append((score, qcov, sent))
+            cands.sort(key=lambda c: -c[0])
+            for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
+                known.add(fold(sent))
+                new_facts.append(
+                    {
+                        "fact": sent,
+                        "source": it["source"],
+                        "score": round(score, 3),
+                        "qcov": round(qcov, 3),
+                        "kind": it.get("kind", "page"),
+                    }
+                )
+        new_facts.sort(key=lambda f: -f["score"])
+        new_facts = new_facts[:MAX_FACTS_PER_STEP]
+
+        all_facts = [
+            {
+                "text": f["text"],
+                "source": f["source"],
+                "score": f.get("score", 0.5),
+                "qcov": f.get("qcov", 0.0),
+                "kind": f.get("kind", "page"),
+            }
+            for f in ctx.get("facts", [])
+        ] + [{"text": f["fact"], **{k: f[k] for k in ("source", "score", "qcov", "kind")}} for f in new_facts]
+        all_facts = [f for f in all_facts if f["source"] not in excluded]
+        conf, cov = self._confidence(all_facts, weights)
+
+        qterms = set(weights)
+        ent_terms = set().union(*(term_set(e) for e in salient_entities(all_facts, qterms))) if all_facts else set()
+        urls: list[tuple[float, str]] = []
+        for it in ctx.get("items", []):
+            if it.get("kind") == "snippet" and it.get("url", "").startswith("http"):
+                urls.append((len(term_set(it.get("title", "") + " " + it.get("text", "")) & qterms) + 0.5, it["url"]))
+            for link in it.get("links", [])[:300]:
+                s = len(_slug_terms(link) & qterms) + 1.5 * len(_slug_terms(link) & ent_terms)
+                if s > 0:
+                    urls.append((s, link))
+        seen, new_urls = set(), []
+        for _, u in sorted(urls, key=lambda x: -x[0]):
+            if u not in seen:
+                seen.add(u)
+                new_urls.append(u)
+        sources = {f["source"] for f in new_facts}
+        suggestions = [f"read {u}" for u in new_urls[:2]]
+        ents = salient_entities(all_facts, qterms)
+        if ents:
+            suggestions.append(f"search for '{ents[0]}'")
+        data = {
+            "extracted_info": new_facts,
+            "assessment": (
+                f"{len(new_facts)} relevant passage(s) from {len(sources)} source(s) in this step; "
+                f"the facts so far cover {cov:.0%} of the question's key terms."
+            ),
+            "confidence_score": conf,
+            "suggestions_for_next_step": suggestions,
+            "new_potential_urls": new_urls[:10],
+            "inconsistencies_found": "",
+        }
+        return EngineResult(data, self.name)
+
+    @staticmethod
+    def _confidence(facts: list[dict], weights: dict[str, float]) -> tuple[float, float]:
+        if not facts or not weights:
+            return 0.0, 0.0
+        relevant = [f for f in facts if f.get("qcov", 0) >= 0.2]
+        union: set[str] = set()
+        for f in relevant:
+            union |= term_set(f["text"])
+        cov = coverage(union, weights)
+        best = max(f.get("qcov", 0) * (0.75 if f.get("kind") == "snippet" else 1.0) for f in facts)
+        support = len({f["source"] for f in facts if f.get("qcov", 0) >= 0.4})
+        conf = 0.45 * cov + 0.35 * best + 0.2 * min(1.0, support / 2)
+        return round(min(conf, 0.95), 3), cov
+
+    # ------------------------------------------------------------ report
+    def report(self, ctx: dict, on_chunk=None) -> EngineResult:
+        query = ctx["query"]
+        weights = _weights(query, feedback_terms(ctx.get("feedback", [])))
+        excluded = set(ctx.get("excluded_sources", []))
+        facts = [f for f in ctx.get("facts", []) if f["source"] not in excluded]
+        facts.sort(key=lambda f: (-f.get("qcov", 0), -f.get("score", 0)))
+        full_text_sources = {f["source"] for f in facts if f.get("kind") in ("page", "kb")}
+        facts = [f for f in facts if not (f.get("kind") == "snippet" and f["source"] in full_text_sources)]
+        chosen: list[dict] = []
+        covered: set[str] = set()
+        if facts:
+            floor = 0.2 * facts[0].get("qcov", 0)
+            first = facts[0]
+            chosen.append(first)
+            covered |= term_set(first["text"]) & set(weights)
+            # A second hop: facts about a name the best fact introduced (the bridge entity).
+            anchors = [fold(e) for e in salient_entities([first], set(weights), limit=1)]
+            for f in sorted(facts[1:], key=lambda f: -f.get("score", 0)):
+                if len(chosen) >= 2 or not anchors:
+                    break
+                if any(a in fold(f["text"]) for a in anchors):
+                    chosen.append(f)
+                    covered |= term_set(f["text"]) & set(weights)
+            for f in facts[1:]:
+                if len(chosen) >= 4:
+                    break
+                terms = term_set(f["text"]) & set(weights)
+                if f not in chosen and terms - covered and f.get("qcov", 0) >= floor:
+                    chosen.append(f)
+                    covered |= terms
+        if not chosen:
+            text = "I could not find information that answers this question with the tools available. " + (
+                ctx.get("why_nothing") or ""
+            )
+        else:
+            text = " ".join(f"{_sentence(f)} [{f['source']}]" for f in chosen)
+        conf = ctx.get("confidence", 0.0)
+        if chosen and conf < ctx.get("threshold", 0.7):
+            text += (
+                f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', 0.7):.2f}: "
+                "treat this as a lead to check, not a settled answer._"
+            )
+        return EngineResult(text.strip(), self.name)
+
+
+def _sentence(fact: dict) -> str:
+    text = fact["text"].strip()
+    if fact.get("kind") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
+        text += "\u2026"  # search snippets are cut short: say so
+    return text

@@ -1,0 +1,93 @@
+"""The report: the engine's direct answer plus a research journey and key sources built from the
+shared store, so every [n] the reader sees resolves to a listed source."""
+
+from __future__ import annotations
+
+import re
+
+_CITE = re.compile(r"\[(\d{1,3})\]")
+
+STOP_TEXT = {
+    "confident": "confident enough",
+    "decided": "the engine judged the question answered",
+    "exhausted": "nothing new left to try",
+    "budget": "step budget used up",
+    "loop_repeat": "loop detected (same action and query again)",
+    "loop_revisit": "loop detected (URL already visited)",
+    "stall": "confidence stopped improving",
+    "tool_failures": "tools kept failing",
+    "no_tools": "no usable tool",
+    "interrupted": "interrupted",
+}
+
+
+def clean_citations(answer: str, valid: set[int]) -> str:
+    """Drop citation markers that do not name a known source."""
+    return _CITE.sub(lambda m: m.group(0) if int(m.group(1)) in valid else "", answer)
+
+
+def cited(answer: str) -> list[int]:
+    out: list[int] = []
+    for m in _CITE.finditer(answer or ""):
+        n = int(m.group(1))
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def journey_lines(shared: dict) -> list[str]:
+    lines = []
+    fb_after = {f["after_iteration"]: f["text"] for f in shared.get("feedback_history", [])}
+    for h in shared.get("research_history", []):
+        q = h.get("query_or_url", "")
+        q = q if len(q) <= 100 else q[:97] + "..."
+        tool = h.get("tool_used") or "none"
+        if h.get("ok"):
+            outcome = f"{h.get('results', 0)} result(s) via {tool}"
+        else:
+            outcome = f"failed: {h.get('error') or 'error'}"
+        notes = []
+        if h.get("remapped_from"):
+            notes.append(f"asked for {h['remapped_from']}, not available")
+        if h.get("fallback_used"):
+            notes.append("fallback engine used")
+        extra = f" ({'; '.join(notes)})" if notes else ""
+        lines.append(f"{h.get('step')}. `{h.get('action')}` \u201c{q}\u201d \u2192 {outcome}{extra}")
+        if h.get("step") in fb_after:
+            lines.append(f"   - feedback: \u201c{fb_after[h['step']]}\u201d")
+    return lines
+
+
+def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
+    sources = {s["n"]: s for s in shared.get("sources", [])}
+    answer = clean_citations(answer, set(sources))
+    used = cited(answer)
+    fact_sources = []
+    for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.get("score", 0)):
+        if f["source"] not in used and f["source"] not in fact_sources:
+            fact_sources.append(f["source"])
+    listed = used + fact_sources[: max(0, max_sources - len(used))]
+    reason = shared.get("stop_reason") or ""
+    parts = [
+        f"# {shared.get('original_query', '').strip()}",
+        "",
+        "## Answer",
+        "",
+        answer.strip(),
+        "",
+        f"*Confidence {shared.get('confidence_score', 0.0):.2f} · stopped: {STOP_TEXT.get(reason, reason)}"
+        f" · {shared.get('iteration_count', 0)} step(s) · engine {shared.get('engine', '?')}*",
+        "",
+        "## Research journey",
+        "",
+    ]
+    parts += journey_lines(shared) or ["(no research steps)"]
+    parts += ["", "## Key sources", ""]
+    if not listed:
+        parts.append("(none)")
+    for n in listed:
+        s = sources[n]
+        where = s.get("url", "")
+        kind = "knowledge base" if s.get("kind") == "internal" else s.get("tool", "web")
+        parts.append(f"- [{n}] {s.get('title') or where} \u2014 {where} ({kind})")
+    return "\n".join(parts).rstrip() + "\n"

@@ -1,0 +1,108 @@
+"""Runtime dependencies handed to the nodes at construction: settings, engine, UI, session store
+and the tool clients. Nothing here is research state (that lives in the shared store); tool
+clients are created lazily so that start-up stays light, and are shared by batch jobs so that
+caches, rate limits and per-host intervals are shared too."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from utils.config import Settings
+
+
+class Tools:
+    """Lazily built, thread-safe tool clients (search, crawler, knowledge base, cache)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._cache = self._search = self._fetcher = self._kb = None
+        self._kb_nonempty = False
+
+    def cache(self):
+        with self._lock:
+            if self._cache is None:
+                from utils.cache import Cache
+
+                s = self.settings
+                self._cache = Cache(s.data_dir / "cache", ttl=s.cache_ttl, enabled=not s.no_cache)
+            return self._cache
+
+    def search(self):
+        with self._lock:
+            if self._search is None:
+                from utils.search import SearchClient
+
+                s = self.settings
+                self._search = SearchClient(
+                    google_api_key=s.google_api_key,
+                    google_cse_id=s.google_cse_id,
+                    google_endpoint=s.google_cse_endpoint,
+                    ddg_url=s.ddg_url,
+                    cache=self.cache(),
+                )
+            return self._search
+
+    def fetcher(self):
+        with self._lock:
+            if self._fetcher is None:
+                from utils.crawl import Fetcher
+
+                s = self.settings
+                self._fetcher = Fetcher(
+                    allow_private_hosts=s.allow_private_hosts,
+                    ignore_robots=s.ignore_robots,
+                    per_host_interval=s.crawl_interval,
+                    cache=self.cache(),
+                )
+            return self._fetcher
+
+    def kb(self):
+        with self._lock:
+            if self._kb is None:
+                from utils.kb import KnowledgeBase
+
+                s = self.settings
+                self._kb = KnowledgeBase(
+                    s.data_dir / "kb", chroma_url=s.chroma_url, embedding=s.embedding, gemini_api_key=s.gemini_api_key
+                )
+            return self._kb
+
+    def kb_available(self) -> bool:
+        """True when the knowledge base has something to search (checked cheaply when embedded)."""
+        if self._kb_nonempty:
+            return True
+        try:
+            if self.settings.chroma_url:
+                n = self.kb().count()
+            else:
+                from utils.kb import KnowledgeBase
+
+                n = KnowledgeBase.quick_count(self.settings.data_dir / "kb")
+        except Exception:  # noqa: BLE001 - an unreachable KB is simply not offered
+            return False
+        self._kb_nonempty = n > 0
+        return self._kb_nonempty
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    engine: Any
+    ui: Any
+    tools: Tools
+    store: Any = None  # SessionStore, or None to keep nothing on disk
+    feedback: Callable[[dict], str | None] | None = None  # asks for feedback; None means "no feedback"
+    stream_report: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def for_job(self, **changes) -> Runtime:
+        """A copy for one batch job: same engine and tool clients, its own UI/feedback."""
+        return replace(self, **changes)
+
+    def checkpoint(self, shared: dict) -> None:
+        if self.store is not None:
+            self.store.save(shared)

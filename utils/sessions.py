@@ -1,0 +1,87 @@
+"""Session persistence: one JSON file per session, rewritten atomically after every step
+(temp file in the same folder, fsync, rename), so a crash loses at most the step in flight."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+from pathlib import Path
+
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+
+
+class SessionNotFound(LookupError):
+    pass
+
+
+class SessionStore:
+    def __init__(self, data_dir: Path):
+        self.dir = Path(data_dir) / "sessions"
+        self._lock = threading.Lock()
+
+    def path(self, session_id: str) -> Path:
+        if not _ID.match(session_id or ""):
+            raise SessionNotFound(f"invalid session id {session_id!r}")
+        return self.dir / f"{session_id}.json"
+
+    def save(self, shared: dict) -> Path:
+        from utils.state import now_iso
+
+        shared["updated_at"] = now_iso()
+        data = json.dumps(shared, ensure_ascii=False, indent=1)
+        target = self.path(shared["session_id"])
+        with self._lock:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self.dir)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        return target
+
+    def load(self, session_id: str) -> dict:
+        p = self.path(session_id)
+        if not p.is_file():
+            matches = sorted(self.dir.glob(f"{session_id}*.json")) if self.dir.is_dir() else []
+            if len(matches) != 1:
+                raise SessionNotFound(f"no session {session_id!r} in {self.dir}")
+            p = matches[0]
+        try:
+            return json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise SessionNotFound(f"session file {p} is unreadable: {exc}") from exc
+
+    def list(self) -> list[dict]:
+        out = []
+        if not self.dir.is_dir():
+            return out
+        for p in self.dir.glob("*.json"):
+            try:
+                d = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            out.append(
+                {
+                    k: d.get(k)
+                    for k in (
+                        "session_id",
+                        "created_at",
+                        "updated_at",
+                        "original_query",
+                        "stop_reason",
+                        "confidence_score",
+                        "status",
+                        "iteration_count",
+                    )
+                }
+            )
+        out.sort(key=lambda d: d.get("created_at") or "", reverse=True)
+        return out

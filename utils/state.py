@@ -1,0 +1,211 @@
+"""The shared store: Sleuth's one piece of state, a JSON-serializable dict.
+
+PocketFlow nodes are copied on every visit, so everything that must survive a step lives here.
+The schema is declared with TypedDicts (documented in docs/design.md) and only ever holds
+JSON types, so `json.loads(json.dumps(shared)) == shared` — sessions are saved and resumed
+from exactly this dict.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timezone
+from typing import Literal, TypedDict
+
+SCHEMA_VERSION = 1
+
+ACTIONS = ("search_duckduckgo", "search_google", "crawl_url", "search_kb", "send_to_hitl")
+TOOL_ACTIONS = {  # action -> tool name used by --tools
+    "search_duckduckgo": "duckduckgo",
+    "search_google": "google",
+    "crawl_url": "crawl",
+    "search_kb": "kb",
+}
+STOP_REASONS = (
+    "confident",  # confidence >= threshold
+    "decided",  # the engine chose send_to_hitl itself
+    "exhausted",  # the offline policy has nothing left to try
+    "budget",  # --max-iterations reached
+    "loop_repeat",  # the same normalized action+query again
+    "loop_revisit",  # a URL already visited
+    "stall",  # confidence not improving for 3 analyses
+    "tool_failures",  # tools failing repeatedly
+    "no_tools",  # nothing usable is offered
+    "interrupted",  # Ctrl-C; the session can be resumed
+)
+
+
+class HistoryEntry(TypedDict, total=False):
+    step: int  # iteration number (1-based)
+    action: str  # what the Decision asked for
+    query_or_url: str
+    reasoning: str
+    tool_used: str | None  # tool that actually produced the result (after remap/fallback)
+    remapped_from: str | None  # original action when the chosen tool was not offered
+    fallback_used: bool
+    ok: bool
+    error: str | None
+    errors: list[dict]  # per-engine / per-URL errors
+    results: int  # items returned
+    elapsed_ms: int
+    timestamp: str
+
+
+class Fact(TypedDict):
+    text: str
+    source: int  # number of the source in `sources`
+    score: float  # relevance to the question, 0..1
+    step: int
+
+
+class Source(TypedDict, total=False):
+    n: int  # citation number, 1-based, stable for the session
+    title: str
+    url: str  # web URL, or the KB document (path/URL) for internal sources
+    kb_id: str | None  # chunk id for KB hits
+    tool: str  # duckduckgo | google | crawl | kb
+    kind: Literal["external", "internal"]
+    snippet: str
+
+
+class AnalyzerRecord(TypedDict, total=False):
+    step: int
+    extracted_info: list[dict]
+    assessment: str
+    confidence_score: float
+    suggestions_for_next_step: list[str]
+    new_potential_urls: list[str]
+    inconsistencies_found: str
+    engine: str  # engine that produced it (offline when a fallback happened)
+    fallback: bool
+
+
+class FeedbackRecord(TypedDict):
+    text: str
+    timestamp: str
+    after_iteration: int
+
+
+class TokenUsage(TypedDict):
+    calls: int
+    prompt: int
+    output: int
+    total: int
+
+
+class Shared(TypedDict, total=False):
+    schema_version: int
+    session_id: str
+    created_at: str
+    updated_at: str
+    status: Literal["running", "reporting", "awaiting_feedback", "done", "interrupted"]
+    original_query: str
+    settings: dict  # public settings (no secrets)
+    engine: str  # offline | gemini
+    iteration_count: int  # tool steps taken, all rounds
+    round_start_iteration: int  # iteration_count when the current feedback round began
+    research_history: list[HistoryEntry]
+    extracted_information: list[Fact]
+    sources: list[Source]
+    confidence_score: float
+    visited_urls: list[str]  # normalized URLs fetched (or refused) by the crawler
+    candidate_urls: list[dict]  # {"url","title","snippet","source"} seen but not yet crawled
+    analyzer_reports: list[AnalyzerRecord]
+    feedback_history: list[FeedbackRecord]
+    excluded_sources: list[int]  # sources the human rejected in feedback ("the second source is outdated")
+    pending: dict  # Decision -> tool -> Analyzer hand-off for the step in flight
+    llm_fallbacks: list[dict]  # {"step","phase","error"} when the LLM failed and offline took over
+    stop_reason: str | None
+    stop_detail: str
+    answer: str | None  # the direct answer (markdown with [n] citations)
+    final_answer: str | None  # the whole report (answer + journey + sources), markdown
+    reports: list[dict]  # every report shown: {"round","answer","confidence","stop_reason"}
+    token_usage: TokenUsage
+    elapsed_ms: int
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_session_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def new_shared(
+    query: str, settings: dict | None = None, engine: str = "offline", session_id: str | None = None
+) -> Shared:
+    ts = now_iso()
+    return Shared(
+        schema_version=SCHEMA_VERSION,
+        session_id=session_id or new_session_id(),
+        created_at=ts,
+        updated_at=ts,
+        status="running",
+        original_query=query,
+        settings=settings or {},
+        engine=engine,
+        iteration_count=0,
+        round_start_iteration=0,
+        research_history=[],
+        extracted_information=[],
+        sources=[],
+        confidence_score=0.0,
+        visited_urls=[],
+        candidate_urls=[],
+        analyzer_reports=[],
+        feedback_history=[],
+        excluded_sources=[],
+        pending={},
+        llm_fallbacks=[],
+        stop_reason=None,
+        stop_detail="",
+        answer=None,
+        final_answer=None,
+        reports=[],
+        token_usage=TokenUsage(calls=0, prompt=0, output=0, total=0),
+        elapsed_ms=0,
+    )
+
+
+def add_source(
+    shared: Shared, *, url: str, title: str, tool: str, kind: str, snippet: str = "", kb_id: str | None = None
+) -> int:
+    """Add a source, or find the one already there for the same document; return its number.
+
+    Web sources are the same when their normalized URLs match; KB sources when their document
+    (path or URL) matches, so every chunk of one file shares one citation number.
+    """
+    from utils.search import normalize_url
+
+    key = normalize_url(url) if kind == "external" else url
+    for s in shared["sources"]:
+        same = normalize_url(s["url"]) if s["kind"] == "external" else s["url"]
+        if s["kind"] == kind and same == key:
+            if title and s.get("title") in ("", s["url"]):
+                s["title"] = title
+            return s["n"]
+    n = len(shared["sources"]) + 1
+    shared["sources"].append(
+        Source(n=n, title=title or url, url=url, kb_id=kb_id, tool=tool, kind=kind, snippet=snippet[:300])
+    )
+    return n
+
+
+def add_usage(shared: Shared, usage: dict | None) -> None:
+    if not usage:
+        return
+    tu = shared["token_usage"]
+    tu["calls"] += int(usage.get("calls", 1))
+    for k in ("prompt", "output", "total"):
+        tu[k] += int(usage.get(k) or 0)
+
+
+def round_iterations(shared: Shared) -> int:
+    return shared["iteration_count"] - shared.get("round_start_iteration", 0)
+
+
+def round_reports(shared: Shared) -> list[AnalyzerRecord]:
+    """Analyzer reports of the current feedback round."""
+    start = shared.get("round_start_iteration", 0)
+    return [r for r in shared["analyzer_reports"] if r.get("step", 0) > start]

@@ -1,0 +1,301 @@
+"""Terminal output. Progress goes to stderr, reports to stdout. Everything that came from the
+web passes through `safe_text` first: no terminal escape sequences from a page reach the screen."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from typing import TextIO
+
+# C0 controls except \t \n, DEL, C1 controls, and bidi overrides that can disguise text.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe_text(text: str) -> str:
+    """Remove control characters and escape sequences (ESC is removed, so nothing is interpreted)."""
+    return _CONTROL.sub("", text or "")
+
+
+def short(text: str, n: int = 80) -> str:
+    text = " ".join(safe_text(text).split())
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
+
+
+class PlainUI:
+    """Line-oriented progress on stderr; safe in pipes, CI logs and dumb terminals."""
+
+    def __init__(
+        self,
+        err: TextIO | None = None,
+        out: TextIO | None = None,
+        quiet: bool = False,
+        prefix: str = "",
+        show_report: bool = True,
+    ):
+        self.err = err or sys.stderr
+        self.out = out or sys.stdout
+        self.quiet = quiet
+        self.prefix = prefix
+        self.show_report = show_report
+        self._lock = threading.Lock()
+
+    def _line(self, text: str) -> None:
+        if self.quiet:
+            return
+        with self._lock:
+            print(f"{self.prefix}{text}", file=self.err, flush=True)
+
+    def warn(self, text: str) -> None:
+        with self._lock:
+            print(f"{self.prefix}sleuth: {safe_text(text)}", file=self.err, flush=True)
+
+    def started(self, shared: dict) -> None:
+        self._line(f"researching: {short(shared['original_query'], 100)}  (session {shared['session_id']})")
+
+    def step(self, step: int, budget: int, action: str, query: str) -> None:
+        self._line(f"[{step}/{budget}] {action}: {short(query)}")
+
+    def step_done(self, entry: dict) -> None:
+        if entry.get("ok"):
+            msg = f"      \u2713 {entry.get('results', 0)} result(s) via {entry.get('tool_used')}"
+        else:
+            msg = f"      \u2717 {short(entry.get('error') or 'failed', 100)}"
+        if entry.get("fallback_used"):
+            msg += " (fallback)"
+        if entry.get("remapped_from"):
+            msg += f" (remapped from {entry['remapped_from']})"
+        self._line(f"{msg} in {entry.get('elapsed_ms', 0)} ms")
+
+    def analyzed(self, confidence: float, n_sources: int, n_facts: int, fallback: bool = False) -> None:
+        bar = "#" * int(round(confidence * 10))
+        note = " (LLM failed: offline fallback)" if fallback else ""
+        self._line(
+            f"      confidence [{bar:<10}] {confidence:.2f} \u00b7 {n_facts} fact(s) \u00b7 {n_sources} source(s){note}"
+        )
+
+    def stopping(self, reason: str, detail: str) -> None:
+        self._line(f"stop: {reason} \u2014 {short(detail, 120)}")
+
+    def report_chunk(self, text: str) -> None:  # streaming is shown by the rich UI only
+        pass
+
+    def report(self, markdown: str) -> None:
+        if not self.show_report:
+            return
+        with self._lock:
+            self.out.write(safe_text(markdown))
+            self.out.flush()
+
+    def finish(self) -> None:
+        pass
+
+    # ---------------------------------------------------------------- prompts (interactive only)
+    def ask_question(self) -> str:
+        try:
+            return input("Question: ").strip()
+        except EOFError:
+            return ""
+
+    def ask_feedback(self, prep: dict) -> str | None:
+        """Feedback prompt. Empty line or `done` ends; /sources, /save FILE.md, /quit are commands."""
+        while True:
+            try:
+                line = input("\nFeedback (Enter to finish, /sources, /save FILE.md, /quit): ").strip()
+            except EOFError:
+                return None
+            if line in ("", "done", "/done", "/quit", "quit", "exit"):
+                return None
+            if line == "/sources":
+                for src in prep.get("sources", []):
+                    print(
+                        f"[{src['n']}] {short(src.get('title', ''), 70)} \u2014 {safe_text(src.get('url', ''))}",
+                        file=self.out,
+                    )
+                continue
+            if line.startswith("/save"):
+                path = line[5:].strip()
+                if not path:
+                    print("usage: /save FILE.md", file=self.out)
+                    continue
+                try:
+                    with open(path, "w", encoding="utf-8") as fh:
+                        fh.write(prep.get("report") or "")
+                    print(f"saved {path}", file=self.out)
+                except OSError as exc:
+                    print(f"could not save: {exc}", file=self.out)
+                continue
+            if line.startswith("/"):
+                print(f"unknown command {line.split()[0]}", file=self.out)
+                continue
+            return line
+
+
+class RichUI(PlainUI):
+    """A live status panel on stderr (rich), a Markdown report on stdout.
+
+    Every line of the panel is a single row (no wrapping, ellipsis on overflow), so a narrow
+    terminal shows less rather than garbling. Web text is passed as rich `Text`, never as markup."""
+
+    def __init__(self, quiet: bool = False, show_report: bool = True, prefix: str = ""):
+        super().__init__(quiet=quiet, show_report=show_report, prefix=prefix)
+        from rich.console import Console
+
+        self.econsole = Console(stderr=True, highlight=False)
+        self.oconsole = Console(highlight=False)
+        self.live = None
+        self.st = {
+            "step": 0,
+            "budget": 0,
+            "action": "starting",
+            "query": "",
+            "tool": "",
+            "confidence": 0.0,
+            "sources": 0,
+            "facts": 0,
+            "stream": "",
+        }
+
+    # -- live panel
+    def _panel(self):
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        st = self.st
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(f"step {st['step']}/{st['budget']} ", style="bold cyan")
+        head.append(f"{st['action']} ", style="bold")
+        head.append(short(st["query"], 200))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_column(no_wrap=True)
+        grid.add_row(
+            Text("confidence"),
+            ProgressBar(total=1.0, completed=st["confidence"], width=None),
+            Text(f"{st['confidence']:.2f}  {st['sources']} src  {st['facts']} facts", no_wrap=True),
+        )
+        parts = [head, grid]
+        if st["tool"]:
+            parts.append(Text(st["tool"], style="dim", no_wrap=True, overflow="ellipsis"))
+        if st["stream"]:
+            tail = st["stream"].splitlines()[-4:]
+            parts.append(Text("\n".join(short(x, 300) for x in tail), style="italic", overflow="ellipsis"))
+        return Group(*parts)
+
+    def _start(self):
+        if self.live is None and not self.quiet:
+            from rich.live import Live
+
+            self.live = Live(
+                get_renderable=self._panel,
+                console=self.econsole,
+                refresh_per_second=8,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self.live.start()
+
+    def _log(self, text, style: str | None = None) -> None:
+        if self.quiet:
+            return
+        from rich.text import Text
+
+        t = text if isinstance(text, Text) else Text(text, style=style or "")
+        t.no_wrap, t.overflow = True, "ellipsis"
+        self.econsole.print(t, no_wrap=True, overflow="ellipsis", crop=True)
+
+    def warn(self, text: str) -> None:
+        from rich.text import Text
+
+        self.econsole.print(Text(f"sleuth: {safe_text(text)}", style="yellow"))
+
+    def started(self, shared: dict) -> None:
+        self._log(f"researching: {short(shared['original_query'], 200)}", style="bold")
+        self._start()
+
+    def step(self, step: int, budget: int, action: str, query: str) -> None:
+        self._start()
+        self.st.update(step=step, budget=budget, action=action, query=query, tool="")
+        if self.live:
+            self.live.refresh()
+
+    def step_done(self, entry: dict) -> None:
+        from rich.text import Text
+
+        ok = entry.get("ok")
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append("\u2713 " if ok else "\u2717 ", style="green" if ok else "red")
+        t.append(f"{entry.get('step')}. {entry.get('action')} ", style="bold")
+        t.append(short(entry.get("query_or_url", ""), 200))
+        if ok:
+            t.append(f"  {entry.get('results', 0)} via {entry.get('tool_used')}", style="dim")
+        else:
+            t.append(f"  {short(entry.get('error') or 'failed', 200)}", style="red")
+        notes = []
+        if entry.get("fallback_used"):
+            notes.append("fallback")
+        if entry.get("remapped_from"):
+            notes.append(f"remapped from {entry['remapped_from']}")
+        self.st["tool"] = f"tool: {entry.get('tool_used') or 'none'}" + (f" ({', '.join(notes)})" if notes else "")
+        if notes:
+            t.append(f" ({', '.join(notes)})", style="yellow")
+        self._log(t)
+
+    def analyzed(self, confidence: float, n_sources: int, n_facts: int, fallback: bool = False) -> None:
+        self.st.update(confidence=confidence, sources=n_sources, facts=n_facts)
+        if fallback:
+            self._log("LLM call failed: the offline engine answered this step", style="yellow")
+        if self.live:
+            self.live.refresh()
+
+    def stopping(self, reason: str, detail: str) -> None:
+        self.st.update(action="writing report", query=f"stop: {reason}", stream="")
+        self._log(f"stop: {reason} \u2014 {short(detail, 200)}", style="bold")
+
+    def report_chunk(self, text: str) -> None:
+        self._start()
+        self.st["stream"] += safe_text(text)
+        if self.live:
+            self.live.refresh()
+
+    def finish(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        self.st["stream"] = ""
+
+    def report(self, markdown: str) -> None:
+        self.finish()
+        if not self.show_report:
+            return
+        if self.oconsole.is_terminal:
+            from rich.markdown import Markdown
+
+            self.oconsole.print(Markdown(safe_text(markdown), hyperlinks=False))
+        else:
+            super().report(markdown)
+
+    def ask_question(self) -> str:
+        self.finish()
+        return super().ask_question()
+
+    def ask_feedback(self, prep: dict) -> str | None:
+        self.finish()
+        return super().ask_feedback(prep)
+
+
+def wants_plain(plain: bool = False) -> bool:
+    import os
+
+    return plain or "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb" or not sys.stderr.isatty()
+
+
+def make_ui(plain: bool = False, quiet: bool = False, show_report: bool = True, prefix: str = ""):
+    """Rich live display when stderr is a terminal; plain lines otherwise, or with --plain/NO_COLOR."""
+    if wants_plain(plain):
+        return PlainUI(quiet=quiet, show_report=show_report, prefix=prefix)
+    return RichUI(quiet=quiet, show_report=show_report, prefix=prefix)
