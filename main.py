@@ -246,7 +246,8 @@ def sessions_main(argv: list[str]) -> int:
                 conf = r.get("confidence_score") or 0.0
                 when = (r.get("created_at") or "")[:19].replace("T", " ")
                 reason = r.get("stop_reason") or r.get("status")
-                print(f"{r['session_id']}  {when}  {reason:<13}  {conf:.2f}  {safe_text(r.get('original_query') or '')[:70]}")
+                question = safe_text(r.get("original_query") or "")[:70]
+                print(f"{r['session_id']}  {when}  {reason:<13}  {conf:.2f}  {question}")
             if not rows:
                 print(f"(no sessions in {store.dir})", file=sys.stderr)
             return EXIT_OK
