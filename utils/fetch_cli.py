@@ -1,0 +1,85 @@
+"""``python main.py fetch URL... [--json]``: fetch pages with Sleuth's crawler and print their text.
+
+Without ``--json``: for each URL a header line (title and final URL) followed by the extracted
+main text; failures go to stderr. With ``--json``: one JSON object per URL per line on stdout,
+in the order given (keys url, final_url, status, title, published, text, links, error, plus
+error_kind, content_type, elapsed_ms, from_cache). Every URL gets its line or its error; the exit
+status is 0 when all succeeded, 1 when any failed, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from utils.config import add_common_args, load_settings
+
+PROG = "main.py fetch"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Fetch web pages politely and safely (robots.txt, SSRF guard, size and time limits) "
+                    "and print their main text.",
+    )
+    p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URL(s) to fetch")
+    p.add_argument("--json", action="store_true", help="print one JSON object per URL per line")
+    add_common_args(p)
+    return p
+
+
+def _write(stream, text: str) -> None:
+    """Write text even to a terminal whose encoding cannot show every character."""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        enc = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(enc, errors="replace").decode(enc, errors="replace"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse: 2 for usage errors, 0 for --help
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    try:
+        settings = load_settings(args)
+    except ValueError as exc:
+        _write(sys.stderr, f"{PROG}: error: {exc}\n")
+        return 2
+
+    from utils.cache import open_cache
+    from utils.crawl import Fetcher
+
+    cache = open_cache(settings.data_dir, ttl=settings.cache_ttl, no_cache=settings.no_cache)
+    fetcher = Fetcher.from_settings(settings, cache=cache)
+    try:
+        results = fetcher.fetch_many(args.urls)
+    except KeyboardInterrupt:
+        _write(sys.stderr, f"{PROG}: interrupted\n")
+        return 130
+    finally:
+        cache.close()
+
+    failed = 0
+    for res in results:
+        if res.error:
+            failed += 1
+            _write(sys.stderr, f"{PROG}: {res.url}: {res.error}\n")
+        if args.json:
+            _write(sys.stdout, json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
+        elif not res.error:
+            header = f"== {res.title} — {res.final_url}" if res.title else f"== {res.final_url}"
+            _write(sys.stdout, header + "\n")
+            if res.text:
+                _write(sys.stdout, res.text.rstrip() + "\n")
+            _write(sys.stdout, "\n")
+    sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
