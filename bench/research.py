@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Research quality of the offline engine on the HotpotQA local web (../shared/eval/hotpotqa-dev100).
+
+Serves the pages and a fake DuckDuckGo endpoint on 127.0.0.1, runs the full research loop for each
+question, and prints: answer recall (gold answer or alias in the answer text, HotpotQA
+normalization), the fraction of questions whose two supporting pages are both among the sources
+the report cites / among all sources found, mean steps, stop reasons and seconds per question.
+
+  .venv/bin/python bench/research.py [--questions N] [--tools duckduckgo,crawl] [--kb]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import string
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
+
+
+def normalize_answer(s: str) -> str:
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in set(string.punctuation))
+    s = re.sub(r"\b(a|an|the)\b", " ", s)
+    return " ".join(s.split())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--tools", default="duckduckgo,crawl")
+    ap.add_argument("--kb", action="store_true", help="ingest the wiki into the KB first and add the kb tool")
+    ap.add_argument("--max-iterations", type=int, default=8)
+    args = ap.parse_args()
+    if not EVAL.is_dir():
+        print(f"missing {EVAL}", file=sys.stderr)
+        return 2
+
+    from localweb import LocalWeb
+
+    from main import run_flow
+    from utils.config import Settings, parse_tools
+    from utils.llm import make_engine
+    from utils.runtime import Runtime, Tools
+    from utils.state import new_shared
+    from utils.ui import PlainUI
+
+    questions = [json.loads(x) for x in (EVAL / "questions.jsonl").read_text().splitlines() if x][: args.questions]
+    tools = parse_tools(args.tools + (",kb" if args.kb else ""))
+    with tempfile.TemporaryDirectory() as tmp, LocalWeb(EVAL) as web:
+        s = Settings(
+            engine="offline",
+            data_dir=Path(tmp),
+            tools=tools,
+            ddg_url=web.search_url,
+            allow_private_hosts=True,
+            ignore_robots=True,
+            remember=False,
+            crawl_interval=0.0,  # the local web has no rate limits to respect
+            max_iterations=args.max_iterations,
+        )
+        rt_tools = Tools(s)
+        if args.kb:
+            rt_tools.kb().ingest_paths([EVAL / "wiki"])
+        engine = make_engine(s)
+        recall = both_cited = both_found = 0
+        steps, reasons, t0 = [], Counter(), time.perf_counter()
+        for q in questions:
+            rt = Runtime(settings=s, engine=engine, ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=rt_tools)
+            shared = new_shared(q["question"], engine="offline")
+            run_flow(rt, shared, "query")
+            ans = normalize_answer(shared.get("answer") or "")
+            golds = [q["answer"], *q.get("answer_aliases", [])]
+            recall += any(normalize_answer(g) and normalize_answer(g) in ans for g in golds)
+            by_n = {src["n"]: src["url"] for src in shared["sources"]}
+            cited = {by_n[int(n)] for n in re.findall(r"\[(\d+)\]", shared.get("answer") or "") if int(n) in by_n}
+            found = set(by_n.values())
+            sup = {web.url + u for u in q["supporting_urls"]}
+            both_cited += sup <= cited
+            both_found += sup <= found
+            steps.append(shared["iteration_count"])
+            reasons[shared["stop_reason"]] += 1
+        n = len(questions)
+        dt = time.perf_counter() - t0
+    print(f"questions: {n}  tools: {','.join(tools)}")
+    print(f"answer recall:                  {recall / n:.2f}")
+    print(f"both supporting pages cited:    {both_cited / n:.2f}")
+    print(f"both supporting pages found:    {both_found / n:.2f}")
+    print(f"mean steps: {sum(steps) / n:.1f}   seconds/question: {dt / n:.2f}")
+    print("stop reasons: " + ", ".join(f"{k}={v}" for k, v in reasons.most_common()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

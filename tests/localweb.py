@@ -1,0 +1,98 @@
+"""A small local web on 127.0.0.1 for end-to-end research runs: the HotpotQA pages from
+../shared/eval/hotpotqa-dev100 served as static files, plus a fake DuckDuckGo HTML endpoint that
+ranks those pages (TF-IDF over title and text) in the markup html.duckduckgo.com returns.
+Used by tests and by bench/research.py."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from utils.text import content_terms, stem
+
+
+class PageIndex:
+    def __init__(self, pages: list[dict]):
+        self.pages = pages
+        self.tfs = [
+            Counter(stem(t) for t in content_terms(p["title"] + " " + p["title"] + " " + p["text"])) for p in pages
+        ]
+        df = Counter(t for tf in self.tfs for t in tf)
+        n = len(pages)
+        self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
+
+    def search(self, query: str, k: int = 8) -> list[dict]:
+        q = {stem(t) for t in content_terms(query)}
+        scored = []
+        for i, tf in enumerate(self.tfs):
+            s = sum((1 + math.log(tf[t])) * self.idf.get(t, 0) for t in q if t in tf)
+            if s > 0:
+                scored.append((-s, i))
+        return [self.pages[i] for _, i in sorted(scored)[:k]]
+
+
+class LocalWeb:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.pages = [json.loads(line) for line in (self.root / "pages.jsonl").read_text().splitlines() if line]
+        self.index = PageIndex(self.pages)
+        self.searches: list[str] = []
+        web = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _send(self, status, body: bytes, ctype="text/html; charset=utf-8"):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                path = urlsplit(self.path).path
+                if path == "/robots.txt":
+                    return self._send(200, b"User-agent: *\nAllow: /\n", "text/plain")
+                f = (web.root / path.lstrip("/")).resolve()
+                if web.root.resolve() in f.parents and f.is_file():
+                    return self._send(200, f.read_bytes())
+                return self._send(404, b"not found", "text/plain")
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                form = parse_qs(self.rfile.read(length).decode())
+                query = (form.get("q") or [""])[0]
+                web.searches.append(query)
+                items = []
+                for p in web.index.search(query):
+                    url = web.url + p["url"]
+                    items.append(
+                        f'<div class="result results_links"><div class="links_main result__body">'
+                        f'<h2 class="result__title"><a class="result__a" href="{html.escape(url)}">'
+                        f"{html.escape(p['title'])}</a></h2>"
+                        f'<a class="result__snippet" href="{html.escape(url)}">{html.escape(p["text"][:200])}</a>'
+                        f"</div></div>"
+                    )
+                body = "<html><body>" + "".join(items) + "</body></html>"
+                return self._send(200, body.encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.search_url = self.url + "/html/"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,125 @@
+"""The CLI as a user runs it: subprocesses under the network guard, offline engine, a local web."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from localweb import LocalWeb
+
+
+@pytest.fixture
+def web(shared_eval):
+    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
+        yield w
+
+
+def web_env(web):
+    return {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_TOOLS": "duckduckgo,crawl"}
+
+
+QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+
+
+def test_help_is_fast_and_light(cli):
+    proc = cli("--help")
+    assert proc.returncode == 0 and "research" in proc.stdout.lower()
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = (
+        "import sys, runpy; sys.argv=['main.py','--help']\n"
+        "try:\n    runpy.run_path('main.py', run_name='__main__')\nexcept SystemExit: pass\n"
+        "heavy=[m for m in ('chromadb','google.genai','ddgs','googleapiclient','trafilatura','pypdf','rich') "
+        "if m in sys.modules]\nprint('HEAVY', heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
+    assert "HEAVY []" in out
+
+
+def test_research_prints_a_cited_report(cli, web):
+    proc = cli(QUESTION, env=web_env(web))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "## Answer" in out and "## Research journey" in out and "## Key sources" in out
+    assert "Scott Derrickson" in out
+    assert "search_duckduckgo" in out  # the journey
+    assert "engine: offline" in proc.stderr  # auto picked offline and said so
+    assert "[1/8]" in proc.stderr  # progress on stderr only
+    assert "[1/8]" not in out
+
+
+def test_json_output_shape(cli, web):
+    proc = cli("--json", QUESTION, env=web_env(web))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) == {
+        "query",
+        "answer",
+        "confidence",
+        "stop_reason",
+        "iterations",
+        "sources",
+        "session_id",
+        "elapsed_ms",
+        "engine",
+        "tokens",
+    }
+    assert data["engine"] == "offline" and data["iterations"] >= 1
+    assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind"}
+    cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", data["answer"])}
+    assert cited and cited <= {s["n"] for s in data["sources"]}
+
+
+def test_no_network_still_ends_with_an_honest_report(cli):
+    # Nothing listens on the DuckDuckGo port and there is no knowledge base: every tool fails fast.
+    proc = cli(
+        "--json", "What is the airspeed of an unladen swallow?", env={"SLEUTH_DDG_URL": "http://127.0.0.1:9/html/"}
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["stop_reason"] in {"exhausted", "tool_failures"}
+    assert "could not find" in data["answer"]
+    assert data["elapsed_ms"] < 60_000
+
+
+def test_sessions_list_show_export_and_feedback_resume(cli, web, tmp_path):
+    env = web_env(web)
+    first = json.loads(cli("--json", QUESTION, env=env).stdout)
+    sid = first["session_id"]
+    listing = cli("sessions", "list").stdout
+    assert sid in listing and "Scott Derrickson" in listing
+    shown = cli("sessions", "show", sid)
+    assert "## Answer" in shown.stdout
+    full = json.loads(cli("sessions", "show", sid, "--json").stdout)
+    assert full["original_query"] == QUESTION and full["research_history"]
+    out = tmp_path / "report.md"
+    assert cli("sessions", "export", sid, "-o", str(out)).returncode == 0
+    assert out.read_text().startswith("# " + QUESTION)
+
+    again = cli("--json", "--resume", sid, "--feedback", "look into Ed Wood's birthplace", env=env)
+    assert again.returncode == 0, again.stderr
+    data = json.loads(again.stdout)
+    assert data["session_id"] == sid and data["iterations"] > first["iterations"]
+    saved = json.loads(cli("sessions", "show", sid, "--json").stdout)
+    assert [f["text"] for f in saved["feedback_history"]] == ["look into Ed Wood's birthplace"]
+    assert len(saved["reports"]) == 2
+
+
+def test_unknown_session_is_a_clear_error(cli):
+    proc = cli("sessions", "show", "nope")
+    assert proc.returncode == 2 and "no session" in proc.stderr
+
+
+def test_bad_flag_value_is_a_clear_error(cli):
+    proc = cli("--tools", "altavista", "question")
+    assert proc.returncode == 2 and "unknown tool" in proc.stderr
+
+
+def test_output_file_is_written(cli, web, tmp_path):
+    out = tmp_path / "r.md"
+    proc = cli("-o", str(out), QUESTION, env=web_env(web))
+    assert proc.returncode == 0
+    assert out.read_text() == proc.stdout
