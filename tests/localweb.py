@@ -38,11 +38,13 @@ class PageIndex:
 
 
 class LocalWeb:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, page_delay: float = 0.0):
         self.root = Path(root)
+        self.page_delay = page_delay  # server-side latency per page, to catch a run mid-way
         self.pages = [json.loads(line) for line in (self.root / "pages.jsonl").read_text().splitlines() if line]
         self.index = PageIndex(self.pages)
         self.searches: list[str] = []
+        self._stop = threading.Event()
         web = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,6 +64,8 @@ class LocalWeb:
                     return self._send(200, b"User-agent: *\nAllow: /\n", "text/plain")
                 f = (web.root / path.lstrip("/")).resolve()
                 if web.root.resolve() in f.parents and f.is_file():
+                    if web.page_delay:
+                        web._stop.wait(web.page_delay)
                     return self._send(200, f.read_bytes())
                 return self._send(404, b"not found", "text/plain")
 
@@ -94,5 +98,6 @@ class LocalWeb:
         return self
 
     def __exit__(self, *exc):
+        self._stop.set()
         self.server.shutdown()
         self.server.server_close()

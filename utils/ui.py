@@ -179,7 +179,7 @@ class RichUI(PlainUI):
         )
         parts = [head, grid]
         if st["tool"]:
-            parts.append(Text(st["tool"], style="dim", no_wrap=True, overflow="ellipsis"))
+            parts.append(Text(short(st["tool"], 300), style="dim", no_wrap=True, overflow="ellipsis"))
         if st["stream"]:
             tail = st["stream"].splitlines()[-4:]
             parts.append(Text("\n".join(short(x, 300) for x in tail), style="italic", overflow="ellipsis"))

@@ -1,0 +1,98 @@
+"""Piped batch mode: questions in, one JSON line out per question, in order, errors recorded."""
+
+from __future__ import annotations
+
+import io
+import json
+from types import SimpleNamespace
+
+import pytest
+from localweb import LocalWeb
+
+from utils.batch import EXIT_SOME_FAILED, parse_questions
+
+
+@pytest.fixture
+def web(shared_eval):
+    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
+        yield w
+
+
+def test_parse_questions_skips_blanks_and_comments():
+    qs = parse_questions(
+        [
+            "# a comment\n",
+            "\n",
+            "plain question?\n",
+            '{"id": "x7", "query": "json question"}\n',
+            '{"id": 3}\n',
+            "{not json\n",
+        ]
+    )
+    assert [(q["id"], q["query"], bool(q["error"])) for q in qs] == [
+        (1, "plain question?", False),
+        ("x7", "json question", False),
+        (3, "", True),
+        (4, "", True),
+    ]
+
+
+def test_batch_of_20_with_4_jobs_keeps_order_and_records_errors(cli, web, shared_eval):
+    rows = [json.loads(x) for x in (shared_eval / "hotpotqa-dev100" / "questions.jsonl").read_text().splitlines()]
+    lines = ["# twenty questions and two bad lines"]
+    for r in rows[:10]:
+        lines.append(json.dumps({"id": r["id"], "query": r["question"]}))
+    lines.append("{broken json")
+    lines += [r["question"] for r in rows[10:20]]
+    lines.append('{"id": "empty"}')
+    env = {
+        "SLEUTH_DDG_URL": web.search_url,
+        "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
+        "SLEUTH_TOOLS": "duckduckgo,crawl",
+        "SLEUTH_CRAWL_INTERVAL": "0",
+    }
+    proc = cli("--jobs", "4", input="\n".join(lines) + "\n", env=env, timeout=300)
+    assert proc.returncode == EXIT_SOME_FAILED, proc.stderr
+    out = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert len(out) == 22
+    ids = [o["id"] for o in out]
+    assert ids[:10] == [r["id"] for r in rows[:10]]
+    assert ids[10] == 11 and ids[11:21] == list(range(12, 22)) and ids[21] == "empty"
+    assert [o["query"] for o in out[11:21]] == [r["question"] for r in rows[10:20]]
+    errors = [o for o in out if o["error"]]
+    assert [o["id"] for o in errors] == [11, "empty"]
+    good = [o for o in out if not o["error"]]
+    assert all(o["answer"] and o["session_id"] and o["stop_reason"] for o in good)
+    assert len({o["session_id"] for o in good}) == 20
+    assert "Feedback" not in proc.stdout + proc.stderr  # never a prompt
+
+
+def test_all_good_batch_exits_zero_and_unordered_prints_everything(cli, web):
+    env = {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_TOOLS": "duckduckgo"}
+    proc = cli("batch", "--jobs", "2", "--unordered", input="Who was Ed Wood?\nWho is Scott Derrickson?\n", env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert sorted(o["id"] for o in out) == [1, 2] and not any(o["error"] for o in out)
+
+
+def test_a_failing_question_gives_an_error_record_and_the_batch_goes_on(monkeypatch, tmp_path):
+    import main
+    from utils import batch
+    from utils.config import Settings
+
+    real = main.run_flow
+
+    def flaky(rt, shared, start):
+        if "explode" in shared["original_query"]:
+            raise RuntimeError("tool crashed")
+        return real(rt, shared, start)
+
+    monkeypatch.setattr(main, "run_flow", flaky)
+    settings = Settings(engine="offline", data_dir=tmp_path, tools=("duckduckgo",), ddg_url="http://127.0.0.1:9/")
+    out = io.StringIO()
+    args = SimpleNamespace(jobs=2, unordered=False, quiet=True, output=None)
+    code = batch.run_batch(args, settings, stdin=io.StringIO("first\nplease explode\nthird\n"), stdout=out)
+    recs = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert code == EXIT_SOME_FAILED
+    assert [r["id"] for r in recs] == [1, 2, 3]
+    assert recs[1]["error"] == "RuntimeError: tool crashed" and not recs[0]["error"] and not recs[2]["error"]

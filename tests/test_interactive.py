@@ -1,0 +1,87 @@
+"""The interactive session driven for real through a pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+from conftest import ROOT
+from localweb import LocalWeb
+
+pexpect = pytest.importorskip("pexpect")
+
+
+@pytest.fixture
+def web(shared_eval):
+    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
+        yield w
+
+
+def spawn(args, tmp_path, web, columns=120):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH", "NO_COLOR"))}
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT / "tests" / "netguard"),
+            "SLEUTH_NETGUARD_LOG": str(tmp_path / "guard.log"),
+            "SLEUTH_DATA_DIR": str(tmp_path / "data"),
+            "SLEUTH_DDG_URL": web.search_url,
+            "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
+            "SLEUTH_TOOLS": "duckduckgo,crawl",
+            "SLEUTH_CRAWL_INTERVAL": "0",
+            "TERM": "xterm-256color",
+            "ANONYMIZED_TELEMETRY": "False",
+        }
+    )
+    child = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "main.py"), *args],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(40, columns),
+        encoding="utf-8",
+        timeout=60,
+    )
+    return child
+
+
+def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
+    child = spawn([], tmp_path, web)
+    child.expect("Question: ")
+    child.sendline("Were Scott Derrickson and Ed Wood of the same nationality?")
+    child.expect("researching")
+    child.expect("search_duckduckgo")  # live progress: the current action
+    child.expect("Answer")  # the Markdown report
+    child.expect("Key sources")
+    child.expect("Feedback")
+    child.sendline("/sources")
+    child.expect(r"\[1\] ")
+    child.expect("Feedback")
+    child.sendline("look into Ed Wood's birthplace")
+    child.expect("step")  # the loop restarts
+    child.expect("Answer")  # the second report
+    child.expect("feedback:")  # ...whose journey shows the feedback
+    child.expect("Feedback")
+    child.sendline("/save out.md")
+    child.expect("saved out.md")
+    child.expect("Feedback")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "out.md").read_text().startswith("# Were Scott Derrickson")
+    sessions = list((tmp_path / "data" / "sessions").glob("*.json"))
+    data = json.loads(sessions[0].read_text())
+    assert data["status"] == "done" and len(data["reports"]) == 2
+    assert not (tmp_path / "guard.log").exists()
+
+
+def test_narrow_terminal_still_completes(tmp_path, web):
+    child = spawn(["Who is Scott Derrickson?"], tmp_path, web, columns=30)
+    child.expect("Answer")
+    child.expect("Feedback")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -1,0 +1,77 @@
+"""Kill a run mid-way (SIGINT, SIGKILL) and resume it: the session on disk is always whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT
+from localweb import LocalWeb
+
+QUESTION = "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
+
+
+@pytest.fixture
+def slow_web(shared_eval):
+    with LocalWeb(shared_eval / "hotpotqa-dev100", page_delay=0.4) as w:
+        yield w
+
+
+def env_for(tmp_path, web):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH"))}
+    env.update({"PYTHONPATH": str(ROOT / "tests" / "netguard"), "SLEUTH_NETGUARD_LOG": str(tmp_path / "guard.log"),
+                "SLEUTH_DATA_DIR": str(tmp_path / "data"), "SLEUTH_DDG_URL": web.search_url,
+                "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_TOOLS": "duckduckgo,crawl", "SLEUTH_CRAWL_INTERVAL": "0",
+                "SLEUTH_MAX_ITERATIONS": "6", "ANONYMIZED_TELEMETRY": "False"})
+    return env
+
+
+def wait_for_progress(tmp_path, proc, steps=2, timeout=60.0):
+    """Poll the session file until the run has taken `steps` steps (bounded)."""
+    deadline = time.monotonic() + timeout
+    sessions = tmp_path / "data" / "sessions"
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the run finished before it could be interrupted"
+        for f in sessions.glob("*.json") if sessions.is_dir() else []:
+            data = json.loads(f.read_text())  # never a torn file: writes are atomic
+            if data["iteration_count"] >= steps:
+                return data["session_id"]
+        time.sleep(0.05)
+    pytest.fail("the run made no progress")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_killed_run_resumes(tmp_path, slow_web, sig):
+    env = env_for(tmp_path, slow_web)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "--json", QUESTION], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sid = wait_for_progress(tmp_path, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    saved = json.loads((tmp_path / "data" / "sessions" / f"{sid}.json").read_text())
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert f"--resume {sid}" in err
+        assert saved["status"] == "interrupted"
+    else:
+        assert proc.returncode == -signal.SIGKILL
+        assert saved["status"] == "running"
+    assert out == ""  # no half report
+    assert saved["final_answer"] is None and saved["iteration_count"] >= 2
+    done_before = saved["iteration_count"]
+
+    resumed = subprocess.run([sys.executable, str(ROOT / "main.py"), "--json", "--resume", sid], env=env,
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    data = json.loads(resumed.stdout)
+    assert data["session_id"] == sid and data["stop_reason"]
+    assert data["iterations"] >= done_before
+    final = json.loads((tmp_path / "data" / "sessions" / f"{sid}.json").read_text())
+    assert final["status"] == "done" and final["final_answer"]
+    assert final["research_history"][:done_before] == saved["research_history"][:done_before]
+    assert not (tmp_path / "guard.log").exists()
