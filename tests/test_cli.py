@@ -123,3 +123,31 @@ def test_output_file_is_written(cli, web, tmp_path):
     proc = cli("-o", str(out), QUESTION, env=web_env(web))
     assert proc.returncode == 0
     assert out.read_text() == proc.stdout
+
+
+def test_gemini_engine_end_to_end_through_the_sdk(cli, web):
+    from gemini_fake import FakeGemini, prompt_of
+
+    def responder(body, path):
+        prompt = prompt_of(body)
+        if prompt.startswith("You are the central Decision Node"):
+            if "(nothing yet)" in prompt:
+                return 200, json.dumps({"next_action": "search_duckduckgo", "query_or_url": "Scott Derrickson",
+                                        "reasoning": "find him"})
+            return 200, json.dumps({"next_action": "send_to_hitl", "query_or_url": "", "reasoning": "enough"})
+        if prompt.startswith("You are the Analyzer Node"):
+            return 200, json.dumps({"extracted_info": [{"fact": "Scott Derrickson is an American director.",
+                                                        "source": 1}],
+                                    "assessment": "good", "confidence_score": 0.6, "suggestions_for_next_step": [],
+                                    "new_potential_urls": [], "inconsistencies_found": ""})
+        return 200, "Scott Derrickson is American [1]. Also see [42]."
+
+    with FakeGemini(responder) as fake:
+        env = {**web_env(web), "GEMINI_API_KEY": "k", "GEMINI_BASE_URL": fake.url}
+        proc = cli("--json", "Who is Scott Derrickson?", env=env)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["engine"] == "gemini" and data["stop_reason"] == "decided"
+    assert data["answer"].startswith("Scott Derrickson is American [1].")
+    assert "[42]" not in data["answer"]  # a citation to no source is removed
+    assert data["tokens"]["calls"] == 4 and data["tokens"]["total"] == 4 * 18, (data, fake.requests[-1]["path"])

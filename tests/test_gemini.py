@@ -61,6 +61,7 @@ def test_schema_violation_twice_raises_and_resilient_engine_falls_back():
             engine(fake.url).decide(CTX)
         res = ResilientEngine(engine(fake.url), OfflineEngine()).decide(CTX)
     assert res.fallback and "invalid JSON" in res.error
+    assert res.usage["calls"] == 2  # the failed attempts' tokens are still counted
     assert res.engine == "offline" and res.data["next_action"] in CTX["actions"]
 
 

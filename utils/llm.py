@@ -63,7 +63,7 @@ class EngineResult:
 
 
 class EngineError(RuntimeError):
-    pass
+    usage: dict | None = None  # tokens spent before the failure
 
 
 def load_prompt(name: str) -> Template:
@@ -257,7 +257,9 @@ class GeminiEngine:
                     f"{prompt}\n\nYour previous answer was not valid ({last_error}). "
                     "Answer again with only a JSON object that matches the schema exactly."
                 )
-        raise EngineError(f"invalid JSON from Gemini after retry: {last_error}")
+        err = EngineError(f"invalid JSON from Gemini after retry: {last_error}")
+        err.usage = usage  # the tokens were spent all the same
+        raise err
 
     def decide(self, ctx: dict) -> EngineResult:
         obj, usage = self._json_call(render_decision_prompt(ctx), DecisionModel)
@@ -307,6 +309,7 @@ class ResilientEngine:
             return getattr(self.primary, method)(ctx, **kw)
         except Exception as exc:  # noqa: BLE001 - any LLM failure is survivable
             res = getattr(self.fallback, method)(ctx)
+            res.usage = getattr(exc, "usage", None)
             res.fallback = True
             res.error = f"{type(exc).__name__}: {exc}"[:500]
             if method == "analyze" and isinstance(res.data, dict):
