@@ -51,6 +51,12 @@ def journey_lines(shared: dict) -> list[str]:
             notes.append(f"asked for {h['remapped_from']}, not available")
         if h.get("fallback_used"):
             notes.append("fallback engine used")
+        if h.get("ok") and h.get("errors"):
+            notes += [
+                f"{e.get('engine') or e.get('url')}: {e.get('kind')}"
+                for e in h["errors"][:3]
+                if e.get("kind") != "remember"
+            ]
         extra = f" ({'; '.join(notes)})" if notes else ""
         lines.append(f"{h.get('step')}. `{h.get('action')}` \u201c{q}\u201d \u2192 {outcome}{extra}")
         if h.get("step") in fb_after:
