@@ -40,6 +40,7 @@ def main() -> int:
     ap.add_argument("--tools", default="duckduckgo,crawl")
     ap.add_argument("--kb", action="store_true", help="ingest the wiki into the KB first and add the kb tool")
     ap.add_argument("--max-iterations", type=int, default=8)
+    ap.add_argument("--confidence", type=float, default=0.7)
     args = ap.parse_args()
     if not EVAL.is_dir():
         print(f"missing {EVAL}", file=sys.stderr)
@@ -67,6 +68,7 @@ def main() -> int:
             remember=False,
             crawl_interval=0.0,  # the local web has no rate limits to respect
             max_iterations=args.max_iterations,
+            confidence=args.confidence,
         )
         rt_tools = Tools(s)
         if args.kb:

@@ -289,13 +289,19 @@ class OfflineEngine:
                 if any(a in fold(f["text"]) for a in anchors):
                     chosen.append(f)
                     covered |= term_set(f["text"]) & set(weights)
-            for f in facts[1:]:
-                if len(chosen) >= 4:
+            # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.
+            pool = [f for f in facts[1:] if f not in chosen and f.get("qcov", 0) >= floor]
+            while pool and len(chosen) < 4:
+                gains = [
+                    (coverage((term_set(f["text"]) & set(weights)) - covered, weights), f.get("qcov", 0), -i)
+                    for i, f in enumerate(pool)
+                ]
+                gain, _, neg_i = max(gains)
+                if gain <= 0:
                     break
-                terms = term_set(f["text"]) & set(weights)
-                if f not in chosen and terms - covered and f.get("qcov", 0) >= floor:
-                    chosen.append(f)
-                    covered |= terms
+                f = pool.pop(-neg_i)
+                chosen.append(f)
+                covered |= term_set(f["text"]) & set(weights)
         if not chosen:
             text = "I could not find information that answers this question with the tools available. " + (
                 ctx.get("why_nothing") or ""
