@@ -1,0 +1,356 @@
+"""Embedding functions for the knowledge base: `hash` (default), `minilm` and `gemini`.
+
+- `hash`: deterministic feature hashing, no model and no network. Text goes through the same
+  analyser as the lexical index (`analyze`: folded words, stopwords dropped, light stemming);
+  features are the unigrams and adjacent bigrams, each hashed with blake2b to a bucket and a
+  sign ("signed hashing"), counts damped with log(1 + tf), then L2-normalised. Same text gives
+  the same vector in every process (Python's `hash()` is randomised per process, so not used).
+  1024 dimensions: on HotpotQA dev-100, vector-only search puts both supporting pages in the top
+  10 for 0.71 of questions at 1024-d, 0.62 at 512-d, 0.41 at 256-d; the price is Chroma's insert
+  time (~8 s per 10k chunks at 1024-d against ~4 s at 256-d on a 2-core machine).
+- `minilm`: Chroma's ONNX all-MiniLM-L6-v2 (384-d). Downloads its ~80 MB model once when
+  online; offline it fails fast with a clear message instead of hanging.
+- `gemini`: Gemini embeddings through google-genai (`client.models.embed_content`), needs
+  GEMINI_API_KEY.
+
+All three are Chroma `EmbeddingFunction` classes registered with Chroma's registry (names
+`sleuth_hash`, `sleuth_minilm`, `sleuth_gemini`), so a collection records which function built
+it and a later process rebuilds the same function from the stored config. chromadb, numpy and
+google-genai are imported only when an embedding function is first built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import threading
+import unicodedata
+from urllib.parse import urlsplit
+
+from utils.text import STOPWORDS, stem
+
+EMBEDDINGS = ("hash", "minilm", "gemini")
+HASH_DIM = 1024
+GEMINI_MODEL = "gemini-embedding-001"
+GEMINI_DIM = 768
+
+_WORD = re.compile(r"\w+")
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The requested embedding cannot run here (model not downloadable, no API key, ...)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Text analysis shared by the hash embedding and the lexical (BM25) index
+# --------------------------------------------------------------------------------------------
+
+class _TermMap(dict):
+    """token -> index term ('' for stopwords and 1-letter tokens); filled on first sight."""
+
+    def __missing__(self, tok: str) -> str:
+        term = "" if len(tok) < 2 or tok in STOPWORDS else stem(tok)
+        if len(self) < 1_000_000:
+            self[tok] = term
+        return term
+
+
+_terms = _TermMap()
+
+
+# Combining marks of the Latin/Greek/Cyrillic diacritic blocks: what NFKD splits off accented letters.
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
+def _fold(text: str) -> str:
+    """Lower-case, accents removed ('Café' -> 'cafe'); a fast equivalent of utils.text.fold."""
+    if text.isascii():
+        return text.lower()
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).lower()
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of a text: folded word tokens, no stopwords or 1-letter words, lightly stemmed.
+
+    The lexical index and the hash embedding both use this, so a query and a chunk are always
+    read the same way.
+    """
+    terms = _terms
+    return [t for t in [terms[tok] for tok in _WORD.findall(_fold(text))] if t]
+
+
+# --------------------------------------------------------------------------------------------
+# Feature hashing
+# --------------------------------------------------------------------------------------------
+
+
+class _Vocab:
+    """term -> row in a growing table of 64-bit blake2b hashes (so each term is hashed once)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.hashes = bytearray()
+        self.lock = threading.Lock()
+
+    def lookup(self, term_lists: list[list[str]]):
+        import numpy as np
+
+        with self.lock:
+            ids = self.ids
+            for terms in term_lists:
+                for t in terms:
+                    if t not in ids:
+                        ids[t] = len(ids)
+                        self.hashes += hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest()
+            flat = [ids[t] for terms in term_lists for t in terms]
+            table = np.frombuffer(bytes(self.hashes), dtype="<u8")
+            if len(ids) > 2_000_000:  # bound memory in very long-running processes
+                self.ids, self.hashes = {}, bytearray()
+        return table[np.asarray(flat, dtype=np.int64)] if flat else np.zeros(0, dtype=np.uint64)
+
+
+_vocab = _Vocab()
+
+
+def hash_vectors_from_terms(term_lists: list[list[str]], dim: int = HASH_DIM):
+    """float32 array (len(term_lists), dim) from analysed terms; see `hash_vectors`."""
+    import numpy as np
+
+    n = len(term_lists)
+    lengths = np.fromiter((len(t) for t in term_lists), dtype=np.int64, count=n)
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros((n, dim), dtype=np.float32)
+    h = _vocab.lookup(term_lists)
+    row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    # Bigram feature = a mix of its two unigram hashes (order-sensitive), for pairs in one text.
+    same = row[:-1] == row[1:]
+    big = h[:-1][same] * np.uint64(0x9E3779B97F4A7C15) ^ (h[1:][same] + np.uint64(0x632BE59BD9B4E019))
+    big ^= big >> np.uint64(31)
+    big *= np.uint64(0xBF58476D1CE4E5B9)
+    big ^= big >> np.uint64(29)
+    h = np.concatenate([h, big])
+    row = np.concatenate([row, row[:-1][same]])
+    if dim & (dim - 1) == 0:  # power of two: a mask is much cheaper than a 64-bit modulo
+        bucket = (h & np.uint64(dim - 1)).astype(np.int64)
+    else:
+        bucket = (h % np.uint64(dim)).astype(np.int64)
+    sign = 1.0 - 2.0 * (h >> np.uint64(63)).astype(np.float64)  # top bit: -1 or +1
+    flat = np.bincount(row * dim + bucket, weights=sign, minlength=n * dim).astype(np.float32)
+    nz = np.flatnonzero(flat)
+    vals = flat[nz]
+    flat[nz] = np.copysign(np.log1p(np.abs(vals)), vals)  # damp repeated terms
+    out = flat.reshape(n, dim)
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
+    norms[norms == 0] = 1.0
+    out /= norms
+    return out
+
+
+def hash_vectors(texts: list[str], dim: int = HASH_DIM):
+    """float32 array (len(texts), dim): signed feature hashing of unigrams + bigrams, L2-normalised."""
+    return hash_vectors_from_terms([analyze(t) for t in texts], dim)
+
+
+# --------------------------------------------------------------------------------------------
+# Chroma EmbeddingFunction classes (built lazily: defining them needs chromadb)
+# --------------------------------------------------------------------------------------------
+
+_classes_lock = threading.Lock()
+_classes: dict[str, type] = {}
+
+
+def _probe(url: str, timeout: float = 5.0) -> None:
+    """Fail fast (bounded time) if the host serving `url` cannot be reached."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    result: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            result.append(None)
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller below
+            result.append(exc)
+
+    t = threading.Thread(target=attempt, daemon=True)
+    t.start()
+    t.join(timeout + 2)  # DNS lookups are not covered by the socket timeout
+    if not result:
+        raise OSError(f"no answer from {host}:{port} within {timeout:.0f} s")
+    if result[0] is not None:
+        raise result[0]
+
+
+def embedding_classes() -> dict[str, type]:
+    """{'hash': cls, 'minilm': cls, 'gemini': cls}, defined and registered with Chroma once."""
+    with _classes_lock:
+        if _classes:
+            return _classes
+        import numpy as np
+        from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+        from chromadb.utils.embedding_functions import register_embedding_function
+
+        @register_embedding_function
+        class SleuthHashEmbedding(EmbeddingFunction[Documents]):
+            """Feature-hashing embedding (see module docstring); no model, no network."""
+
+            def __init__(self, dim: int = HASH_DIM) -> None:
+                self.dim = int(dim)
+
+            def __call__(self, input: Documents) -> Embeddings:
+                return list(hash_vectors(list(input), self.dim))
+
+            @staticmethod
+            def name() -> str:
+                return "sleuth_hash"
+
+            def default_space(self):
+                return "cosine"
+
+            def supported_spaces(self):
+                return ["cosine", "ip", "l2"]
+
+            def get_config(self) -> dict:
+                return {"dim": self.dim}
+
+            @staticmethod
+            def build_from_config(config: dict) -> SleuthHashEmbedding:
+                return SleuthHashEmbedding(dim=int(config.get("dim", HASH_DIM)))
+
+            def validate_config_update(self, old_config: dict, new_config: dict) -> None:
+                if old_config.get("dim") != new_config.get("dim"):
+                    raise ValueError("the hash embedding's dimension cannot change")
+
+        @register_embedding_function
+        class SleuthMiniLMEmbedding(EmbeddingFunction[Documents]):
+            """all-MiniLM-L6-v2 via Chroma's ONNX runtime wrapper, with a bounded offline failure."""
+
+            def __init__(self) -> None:
+                self._inner = None
+                self._lock = threading.Lock()
+
+            def _model(self):
+                with self._lock:
+                    if self._inner is None:
+                        from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
+
+                        inner = ONNXMiniLM_L6_V2()
+                        folder = os.path.join(inner.DOWNLOAD_PATH, inner.EXTRACTED_FOLDER_NAME)
+                        if not os.path.exists(os.path.join(folder, "model.onnx")):
+                            try:
+                                _probe(inner.MODEL_DOWNLOAD_URL)
+                                inner._download_model_if_not_exists()
+                            except Exception as exc:  # noqa: BLE001 - turned into one clear error
+                                raise EmbeddingUnavailable(
+                                    f"the MiniLM embedding model is not downloaded yet (~80 MB into "
+                                    f"{inner.DOWNLOAD_PATH}) and downloading it failed: {exc}. Run once "
+                                    f"while online, or use --embedding hash."
+                                ) from exc
+                        self._inner = inner
+                    return self._inner
+
+            def __call__(self, input: Documents) -> Embeddings:
+                return self._model()(input)
+
+            @staticmethod
+            def name() -> str:
+                return "sleuth_minilm"
+
+            def default_space(self):
+                return "cosine"
+
+            def supported_spaces(self):
+                return ["cosine", "ip", "l2"]
+
+            def get_config(self) -> dict:
+                return {"model": "all-MiniLM-L6-v2"}
+
+            @staticmethod
+            def build_from_config(config: dict) -> SleuthMiniLMEmbedding:
+                return SleuthMiniLMEmbedding()
+
+        @register_embedding_function
+        class SleuthGeminiEmbedding(EmbeddingFunction[Documents]):
+            """Gemini embeddings (google-genai). The API key is read from GEMINI_API_KEY, never stored."""
+
+            def __init__(self, model: str = GEMINI_MODEL, dim: int = GEMINI_DIM, api_key: str = "") -> None:
+                self.model = model
+                self.dim = int(dim)
+                self._api_key = api_key
+                self._client = None
+                self._lock = threading.Lock()
+
+            def _get_client(self):
+                with self._lock:
+                    if self._client is None:
+                        key = self._api_key or os.environ.get("GEMINI_API_KEY", "")
+                        if not key:
+                            raise EmbeddingUnavailable("the gemini embedding needs GEMINI_API_KEY")
+                        from google import genai
+                        from google.genai import types
+
+                        base = os.environ.get("GEMINI_BASE_URL", "")
+                        opts = types.HttpOptions(base_url=base) if base else None
+                        self._client = genai.Client(api_key=key, http_options=opts)
+                    return self._client
+
+            def _embed(self, texts: list[str], task: str) -> Embeddings:
+                from google.genai import types
+
+                client = self._get_client()
+                out = []
+                for i in range(0, len(texts), 100):  # the API takes at most 100 texts per call
+                    batch = texts[i:i + 100]
+                    resp = client.models.embed_content(
+                        model=self.model, contents=batch,
+                        config=types.EmbedContentConfig(task_type=task, output_dimensionality=self.dim))
+                    for emb in resp.embeddings or []:
+                        v = np.asarray(emb.values, dtype=np.float32)
+                        norm = float(np.linalg.norm(v)) or 1.0
+                        out.append(v / norm)  # truncated Gemini vectors are not unit length
+                if len(out) != len(texts):
+                    raise EmbeddingUnavailable(f"Gemini returned {len(out)} embeddings for {len(texts)} texts")
+                return out
+
+            def __call__(self, input: Documents) -> Embeddings:
+                return self._embed(list(input), "RETRIEVAL_DOCUMENT")
+
+            def embed_query(self, input: Documents) -> Embeddings:
+                return self._embed(list(input), "RETRIEVAL_QUERY")
+
+            @staticmethod
+            def name() -> str:
+                return "sleuth_gemini"
+
+            def default_space(self):
+                return "cosine"
+
+            def supported_spaces(self):
+                return ["cosine", "ip", "l2"]
+
+            def get_config(self) -> dict:
+                return {"model": self.model, "dim": self.dim}
+
+            @staticmethod
+            def build_from_config(config: dict) -> SleuthGeminiEmbedding:
+                return SleuthGeminiEmbedding(model=config.get("model", GEMINI_MODEL),
+                                             dim=int(config.get("dim", GEMINI_DIM)))
+
+        _classes.update(hash=SleuthHashEmbedding, minilm=SleuthMiniLMEmbedding, gemini=SleuthGeminiEmbedding)
+        return _classes
+
+
+def get_embedding_function(name: str, *, gemini_api_key: str = ""):
+    """A Chroma embedding function for `name` (hash | minilm | gemini)."""
+    if name not in EMBEDDINGS:
+        raise ValueError(f"unknown embedding {name!r}; choose from {', '.join(EMBEDDINGS)}")
+    cls = embedding_classes()[name]
+    if name == "gemini":
+        if not (gemini_api_key or os.environ.get("GEMINI_API_KEY")):
+            raise EmbeddingUnavailable("the gemini embedding needs GEMINI_API_KEY")
+        return cls(api_key=gemini_api_key)
+    return cls()

@@ -1,0 +1,161 @@
+"""`sleuth kb ...`: manage the knowledge base from the command line.
+
+    kb ingest PATH...                      files and folders (.txt .md .html .htm .pdf), recursive
+    kb stats [--json]
+    kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
+    kb search - [--json]                   one query per line from stdin (one JSON line per query)
+    kb reset --yes
+
+`main(argv)` takes the words after `kb` and returns the exit status: 0 ok, 1 a problem (some
+files could not be ingested, a KB error, reset refused), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from utils.config import add_common_args, load_settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    add_common_args(common)
+    p = argparse.ArgumentParser(prog="sleuth kb", description="Manage Sleuth's knowledge base.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+    ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
+    ing.add_argument("paths", nargs="+", metavar="PATH")
+    st = sub.add_parser("stats", parents=[common], help="what the knowledge base holds")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    se = sub.add_parser("search", parents=[common], help="search; QUERY '-' reads one query per line from stdin")
+    se.add_argument("query", metavar="QUERY")
+    se.add_argument("-k", type=int, default=5, help="hits per query (default 5)")
+    se.add_argument("--json", action="store_true", help="one JSON line per query")
+    se.add_argument("--mode", choices=["bm25", "vector", "fused"], help="ranking (default bm25)")
+    rs = sub.add_parser("reset", parents=[common], help="delete everything in the knowledge base")
+    rs.add_argument("--yes", action="store_true", help="really delete")
+    return p
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _ingest(kb, paths: list[str]) -> int:
+    from utils.kb import IngestReport
+
+    report: IngestReport
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        console = Console(stderr=True)
+        with Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                      TextColumn("{task.description}"), console=console, transient=True) as bar:
+            task = bar.add_task("", total=None)
+
+            def progress(done: int, total: int, path: str) -> None:
+                name = path if len(path) <= 50 else "..." + path[-47:]
+                bar.update(task, completed=done, total=total, description=name)
+
+            report = kb.ingest_paths(paths, progress=progress)
+    else:
+        report = kb.ingest_paths(paths)
+    for path, reason in report.errors:
+        _err(f"error: {path}: {reason}")
+    if report.skipped:
+        _err(f"skipped {len(report.skipped)} file(s) of unsupported types, e.g. {report.skipped[0]}")
+    print(f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
+          f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB")
+    return 1 if report.errors else 0
+
+
+def _stats(kb, as_json: bool) -> int:
+    s = kb.stats()
+    if as_json:
+        print(json.dumps(s, ensure_ascii=False))
+        return 0
+    print(f"chunks:      {s['chunks']} from {s['sources']} source(s)")
+    for st, d in s["by_source_type"].items():
+        print(f"  {st:9s}  {d['chunks']} chunks, {d['sources']} source(s)")
+    print(f"vectors:     {s['vectors']}{'' if s['in_sync'] else '  (differs from chunks: repaired on next write)'}")
+    print(f"embedding:   {s['embedding']}")
+    print(f"search mode: {s['search_mode']}")
+    print(f"store:       {s['store']}")
+    print(f"lexical:     {s['lexical_index']}")
+    return 0
+
+
+def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
+    from utils.kb import hits_json
+
+    if as_json:
+        print(hits_json(query, hits), flush=True)
+        return
+    if many:
+        print(f"# {query}")
+    if not hits:
+        print("no hits")
+    for h in hits:
+        text = " ".join(h.text.split())
+        print(f"{h.rank}. [{h.score:.3f}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
+        print(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
+    if many:
+        print()
+
+
+def _search(kb, query: str, k: int, as_json: bool, mode: str | None) -> int:
+    if k < 1:
+        _err("error: -k must be at least 1")
+        return 2
+    if query == "-":
+        for line in sys.stdin:
+            q = line.strip()
+            if q:
+                _print_hits(q, kb.search(q, k=k, mode=mode), as_json, many=True)
+        return 0
+    _print_hits(query, kb.search(query, k=k, mode=mode), as_json, many=False)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if args.cmd == "reset" and not args.yes:
+        _err("refusing to delete the knowledge base without --yes (kb reset --yes)")
+        return 1
+    try:
+        settings = load_settings(args)
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        return 2
+    from utils.kb import KBError, KnowledgeBase
+
+    kb = KnowledgeBase.for_settings(settings)
+    try:
+        if args.cmd == "ingest":
+            return _ingest(kb, args.paths)
+        if args.cmd == "stats":
+            return _stats(kb, args.json)
+        if args.cmd == "search":
+            return _search(kb, args.query, args.k, args.json, args.mode)
+        kb.reset()
+        print(f"knowledge base emptied ({kb.store})")
+        return 0
+    except KBError as exc:
+        _err(f"error: {exc}")
+        return 1
+    except Exception as exc:  # noqa: BLE001 - e.g. EmbeddingUnavailable, a Chroma server that went away
+        from utils.embeddings import EmbeddingUnavailable
+
+        if isinstance(exc, EmbeddingUnavailable):
+            _err(f"error: {exc}")
+            return 1
+        raise
+    finally:
+        kb.close()
