@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Sentence boundary: end punctuation followed by whitespace and an upper-case letter,
@@ -55,7 +56,7 @@ def split_sentences(text: str) -> list[str]:
         buf = ""
         for part in parts:
             buf = f"{buf} {part}".strip() if buf else part
-            if _ABBREV.search(buf):
+            if _ABBREV.search(buf[-12:]):
                 continue
             out.append(buf)
             buf = ""
@@ -64,20 +65,20 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
-    """A deliberately light stemmer: plural and common verb endings only."""
-    if len(token) > 4:
-        if token.endswith("ies"):
-            return token[:-3] + "y"
-        if token.endswith(("sses", "xes", "ches", "shes")):
-            return token[:-2]
-        if token.endswith("s") and not token.endswith(("ss", "us", "is")):
-            return token[:-1]
-    if len(token) > 5 and token.endswith("ing"):
-        return token[:-3]
-    if len(token) > 4 and token.endswith("ed"):
-        return token[:-2]
-    return token
+    """English Snowball (Porter 2) stem of a folded token, cached: 'stopping' -> 'stop',
+    'decided' and 'decides' -> 'decid'. Non-ASCII words are left as they are."""
+    if not token.isascii() or len(token) < 4:
+        return token
+    return _stemmer().stemWord(token)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 def term_set(text: str) -> set[str]:
