@@ -208,9 +208,8 @@ class ToolNode(SleuthNode):
                 snippet=it.get("snippet", ""),
                 kb_id=it.get("kb_id"),
             )
-            items.append(
-                {**{k: v for k, v in it.items() if k in ("title", "url", "text", "kind", "links")}, "source": n}
-            )
+            keep = ("title", "url", "text", "kind", "links", "score")
+            items.append({**{k: v for k, v in it.items() if k in keep}, "source": n})
         entry = {
             "step": pending["step"],
             "action": pending["action"],
@@ -223,6 +222,7 @@ class ToolNode(SleuthNode):
             "error": out.get("error"),
             "errors": out.get("errors", []),
             "results": len(items),
+            **({"retrieval_confidence": out["retrieval_confidence"]} if "retrieval_confidence" in out else {}),
             "elapsed_ms": out["elapsed_ms"],
             "timestamp": now_iso(),
         }
@@ -374,6 +374,7 @@ class KnowledgeBaseSearch(ToolNode):
             "items": items,
             "tool_used": "kb",
             "error": None if items else "no matching passages",
+            "retrieval_confidence": round(max((h.score for h in hits), default=0.0), 3),
         }
 
 
@@ -422,14 +423,14 @@ class Analyzer(SleuthNode):
         for f in data.get("extracted_info", []):
             if f["fact"] not in known:
                 known.add(f["fact"])
+                extra = {k: f[k] for k in ("qcov", "kind", "retrieval") if k in f}
                 shared["extracted_information"].append(
                     {
                         "text": f["fact"],
                         "source": f["source"],
                         "score": float(f.get("score", 0.5)),
                         "step": step,
-                        **({"qcov": f["qcov"]} if "qcov" in f else {}),
-                        **({"kind": f["kind"]} if "kind" in f else {}),
+                        **extra,
                     }
                 )
         conf = float(data.get("confidence_score", 0.0))
@@ -507,14 +508,34 @@ class HumanFeedback(SleuthNode):
     Feedback restarts the Decision with it; an empty answer ends the run."""
 
     def prep(self, shared):
-        return {"session_id": shared["session_id"], "sources": shared["sources"], "report": shared["final_answer"]}
+        return {
+            "session_id": shared["session_id"],
+            "sources": shared["sources"],
+            "report": shared["final_answer"],
+            "query": shared["original_query"],
+            "round": len(shared["feedback_history"]) + 1,
+        }
 
     def exec(self, prep):
         if self.rt.feedback is None:
             return None
         text = self.rt.feedback(prep)
         text = " ".join((text or "").split())
-        return text if text and text.lower() not in {"done", "/done", "/quit", "quit", "exit"} else None
+        if not text or text.lower() in {"done", "/done", "/quit", "quit", "exit"}:
+            return None
+        s = self.rt.settings
+        if s.remember and "kb" in s.tools:  # accepted feedback becomes a `feedback` source in the KB
+            try:
+                self.rt.tools.kb().add_document(
+                    source=f"feedback:{prep['session_id']}:{prep['round']}",
+                    title=f"Feedback on: {prep['query'][:80]}",
+                    text=text,
+                    source_type="feedback",
+                    session_id=prep["session_id"],
+                )
+            except Exception as exc:  # noqa: BLE001 - remembering is a bonus
+                self.rt.ui.warn(f"feedback not stored in the knowledge base: {exc}")
+        return text
 
     def post(self, shared, prep, text):
         if not text:

@@ -193,28 +193,22 @@ class OfflineEngine:
             cands.sort(key=lambda c: -c[0])
             for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
                 known.add(fold(sent))
-                new_facts.append(
-                    {
-                        "fact": sent,
-                        "source": it["source"],
-                        "score": round(score, 3),
-                        "qcov": round(qcov, 3),
-                        "kind": it.get("kind", "page"),
-                    }
-                )
+                fact = {
+                    "fact": sent,
+                    "source": it["source"],
+                    "score": round(score, 3),
+                    "qcov": round(qcov, 3),
+                    "kind": it.get("kind", "page"),
+                }
+                if it.get("kind") == "kb" and "score" in it:
+                    fact["retrieval"] = round(float(it["score"]), 3)  # the KB's own retrieval score
+                new_facts.append(fact)
         new_facts.sort(key=lambda f: -f["score"])
         new_facts = new_facts[:MAX_FACTS_PER_STEP]
 
-        all_facts = [
-            {
-                "text": f["text"],
-                "source": f["source"],
-                "score": f.get("score", 0.5),
-                "qcov": f.get("qcov", 0.0),
-                "kind": f.get("kind", "page"),
-            }
-            for f in ctx.get("facts", [])
-        ] + [{"text": f["fact"], **{k: f[k] for k in ("source", "score", "qcov", "kind")}} for f in new_facts]
+        all_facts = [{"qcov": 0.0, "kind": "page", **f} for f in ctx.get("facts", [])] + [
+            {"text": f["fact"], **{k: v for k, v in f.items() if k != "fact"}} for f in new_facts
+        ]
         all_facts = [f for f in all_facts if f["source"] not in excluded]
         conf, cov = self._confidence(all_facts, weights)
 
@@ -260,7 +254,7 @@ class OfflineEngine:
         for f in relevant:
             union |= term_set(f["text"])
         cov = coverage(union, weights)
-        best = max(f.get("qcov", 0) * (0.75 if f.get("kind") == "snippet" else 1.0) for f in facts)
+        best = max(f.get("qcov", 0) * _trust(f) for f in facts)
         support = len({f["source"] for f in facts if f.get("qcov", 0) >= 0.4})
         conf = 0.45 * cov + 0.35 * best + 0.2 * min(1.0, support / 2)
         return round(min(conf, 0.95), 3), cov
@@ -315,6 +309,16 @@ class OfflineEngine:
                 "treat this as a lead to check, not a settled answer._"
             )
         return EngineResult(text.strip(), self.name)
+
+
+def _trust(fact: dict) -> float:
+    """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
+    passage counts in proportion to the KB's own retrieval score."""
+    if fact.get("kind") == "snippet":
+        return 0.75
+    if fact.get("kind") == "kb" and "retrieval" in fact:
+        return 0.6 + 0.4 * fact["retrieval"]
+    return 1.0
 
 
 def _sentence(fact: dict) -> str:
