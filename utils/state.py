@@ -184,6 +184,8 @@ def add_source(
         if s["kind"] == kind and same == key:
             if title and s.get("title") in ("", s["url"]):
                 s["title"] = title
+            if tool == "crawl":
+                s["tool"] = "crawl"  # the page itself was read, not just its search snippet
             return s["n"]
     n = len(shared["sources"]) + 1
     shared["sources"].append(

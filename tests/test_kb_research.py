@@ -1,0 +1,68 @@
+"""The knowledge base inside research runs: a cited answer from your own files offline, and
+research memory across runs (crawled pages and accepted feedback are remembered)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from localweb import LocalWeb
+from test_kb import write_corpus
+
+
+def cited_sources(data: dict) -> list[dict]:
+    by_n = {s["n"]: s for s in data["sources"]}
+    return [by_n[int(n)] for n in re.findall(r"\[(\d+)\]", data["answer"]) if int(n) in by_n]
+
+
+def test_ingest_notes_and_pdfs_then_get_a_cited_answer_offline(cli, tmp_path):
+    docs = write_corpus(tmp_path / "docs")
+    ingest = cli("kb", "ingest", str(docs))
+    assert ingest.returncode == 1  # the unreadable files are reported...
+    assert "blob.txt" in ingest.stderr + ingest.stdout
+    proc = cli("--json", "--tools", "kb", "Where does photosynthesis take place in plant cells?")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)  # ...and the rest were ingested and answer the question
+    assert "chloroplasts" in data["answer"]
+    cited = cited_sources(data)
+    assert cited and cited[0]["kind"] == "internal" and cited[0]["url"].endswith("photosynthesis.pdf")
+
+
+@pytest.fixture
+def web(shared_eval):
+    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
+        yield w
+
+
+def test_research_memory_across_runs(cli, web):
+    env = {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_CRAWL_INTERVAL": "0"}
+    q = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    first = json.loads(cli("--json", "--tools", "duckduckgo,crawl,kb", q, env=env).stdout)
+    crawled = {s["url"] for s in first["sources"] if s["tool"] == "crawl"}
+    assert crawled, "the first run read pages"
+    stats = json.loads(cli("kb", "stats", "--json").stdout)
+    assert stats["by_source_type"]["web"]["sources"] == len(crawled)  # every page read was remembered
+
+    # Offline and web-less, the second run answers from what the first one read.
+    second = json.loads(cli("--json", "--tools", "kb", q).stdout)
+    internal = [s for s in cited_sources(second) if s["kind"] == "internal"]
+    assert internal and {s["url"] for s in internal} <= crawled
+    assert "Derrickson" in second["answer"]
+
+    # Reading the same pages again stores nothing twice.
+    cli("--json", "--tools", "duckduckgo,crawl,kb", "--no-cache", q, env=env)
+    again = json.loads(cli("kb", "stats", "--json").stdout)
+    assert again["chunks"] == stats["chunks"]
+
+    # Accepted feedback becomes a `feedback` source.
+    cli("--json", "--tools", "kb", "--resume", second["session_id"], "--feedback", "focus on Ed Wood's films")
+    fb = json.loads(cli("kb", "stats", "--json").stdout)["by_source_type"]
+    assert fb["feedback"]["sources"] == 1
+
+
+def test_no_remember_keeps_the_kb_untouched(cli, web):
+    env = {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_CRAWL_INTERVAL": "0"}
+    proc = cli("--json", "--no-remember", "Were Scott Derrickson and Ed Wood of the same nationality?", env=env)
+    assert any(s["tool"] == "crawl" for s in json.loads(proc.stdout)["sources"])
+    assert json.loads(cli("kb", "stats", "--json").stdout)["chunks"] == 0
