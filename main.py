@@ -98,7 +98,8 @@ def run_flow(rt, shared: dict, start: str) -> dict:
     try:
         build_flow(rt, start).run(shared)
     except KeyboardInterrupt:
-        shared["status"] = "interrupted"
+        if shared.get("status") != "awaiting_feedback":  # a report was shown: resume at the feedback prompt
+            shared["status"] = "interrupted"
         shared["pending"] = {}
         shared["elapsed_ms"] = base + int((time.monotonic() - t0) * 1000)
         rt.checkpoint(shared)
@@ -174,9 +175,8 @@ def research_main(argv: list[str]) -> int:
             print(f"sleuth: {exc}", file=sys.stderr)
             return EXIT_USAGE
         shared["engine"] = rt.engine.name
-        start = "feedback" if shared.get("final_answer") and shared.get("status") != "running" else "decision"
-        if shared.get("status") == "interrupted" and not shared.get("final_answer"):
-            start = "decision"
+        # A run cut short (Ctrl-C, crash) goes on researching; a finished one reopens at the feedback step.
+        start = "decision" if shared.get("status") in ("running", "reporting", "interrupted") else "feedback"
         if feedback is None and start == "feedback" and not interactive:
             ui.report(shared["final_answer"])
             return EXIT_OK

@@ -30,6 +30,8 @@ class SleuthNode(Node):
         self.rt = rt
 
     def _run(self, shared):
+        if self.rt.cancel.is_set():
+            raise KeyboardInterrupt  # another thread saw Ctrl-C (batch mode): stop at this step boundary
         action = super()._run(shared)
         self.rt.checkpoint(shared)
         return action

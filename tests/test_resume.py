@@ -24,10 +24,19 @@ def slow_web(shared_eval):
 
 def env_for(tmp_path, web):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH"))}
-    env.update({"PYTHONPATH": str(ROOT / "tests" / "netguard"), "SLEUTH_NETGUARD_LOG": str(tmp_path / "guard.log"),
-                "SLEUTH_DATA_DIR": str(tmp_path / "data"), "SLEUTH_DDG_URL": web.search_url,
-                "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_TOOLS": "duckduckgo,crawl", "SLEUTH_CRAWL_INTERVAL": "0",
-                "SLEUTH_MAX_ITERATIONS": "6", "ANONYMIZED_TELEMETRY": "False"})
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT / "tests" / "netguard"),
+            "SLEUTH_NETGUARD_LOG": str(tmp_path / "guard.log"),
+            "SLEUTH_DATA_DIR": str(tmp_path / "data"),
+            "SLEUTH_DDG_URL": web.search_url,
+            "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
+            "SLEUTH_TOOLS": "duckduckgo,crawl",
+            "SLEUTH_CRAWL_INTERVAL": "0",
+            "SLEUTH_MAX_ITERATIONS": "6",
+            "ANONYMIZED_TELEMETRY": "False",
+        }
+    )
     return env
 
 
@@ -48,8 +57,14 @@ def wait_for_progress(tmp_path, proc, steps=2, timeout=60.0):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killed_run_resumes(tmp_path, slow_web, sig):
     env = env_for(tmp_path, slow_web)
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "--json", QUESTION], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "--json", QUESTION],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     sid = wait_for_progress(tmp_path, proc)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
@@ -65,8 +80,14 @@ def test_killed_run_resumes(tmp_path, slow_web, sig):
     assert saved["final_answer"] is None and saved["iteration_count"] >= 2
     done_before = saved["iteration_count"]
 
-    resumed = subprocess.run([sys.executable, str(ROOT / "main.py"), "--json", "--resume", sid], env=env,
-                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--json", "--resume", sid],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr
     data = json.loads(resumed.stdout)
     assert data["session_id"] == sid and data["stop_reason"]
@@ -75,3 +96,31 @@ def test_killed_run_resumes(tmp_path, slow_web, sig):
     assert final["status"] == "done" and final["final_answer"]
     assert final["research_history"][:done_before] == saved["research_history"][:done_before]
     assert not (tmp_path / "guard.log").exists()
+
+
+def test_ctrl_c_stops_a_batch_cleanly_and_reports_finished_ids(tmp_path, slow_web):
+    env = env_for(tmp_path, slow_web)
+    questions = "".join(f'{{"id": "q{i}", "query": "{QUESTION} ({i})"}}\n' for i in range(6))
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "--batch", "--jobs", "2"],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    proc.stdin.write(questions)
+    proc.stdin.close()
+    proc.stdin = None  # communicate() must not touch the closed pipe
+    wait_for_progress(tmp_path, proc, steps=2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "batch interrupted; finished ids:" in err
+    printed = [json.loads(x)["id"] for x in out.splitlines()]
+    finished = err.split("finished ids:")[1].strip().splitlines()[0]
+    assert all(i in finished for i in printed)  # every answer printed was reported finished
+    states = [json.loads(f.read_text())["status"] for f in (tmp_path / "data" / "sessions").glob("*.json")]
+    assert "interrupted" in states  # the jobs in flight left resumable sessions
+    assert len(states) < 6  # and no new question was started after Ctrl-C

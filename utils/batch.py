@@ -90,9 +90,10 @@ def run_batch(args, settings, stdin: TextIO | None = None, stdout: TextIO | None
                 emit(results.pop(next_out))
                 next_out += 1
     except KeyboardInterrupt:
-        for f in futures:
-            f.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
+        rt.cancel.set()  # running jobs stop at their next step and save a resumable session
+        pool.shutdown(wait=True, cancel_futures=True)
+        for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
+            emit(results.pop(i))
         print(
             f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}", file=sys.stderr
         )

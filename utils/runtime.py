@@ -97,6 +97,7 @@ class Runtime:
     store: Any = None  # SessionStore, or None to keep nothing on disk
     feedback: Callable[[dict], str | None] | None = None  # asks for feedback; None means "no feedback"
     stream_report: bool = False
+    cancel: threading.Event = field(default_factory=threading.Event)  # set on Ctrl-C: jobs stop at their next step
     extra: dict = field(default_factory=dict)
 
     def for_job(self, **changes) -> Runtime:
