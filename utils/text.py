@@ -6,6 +6,7 @@ Pure functions, standard library only, so they are cheap to import anywhere.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
@@ -74,11 +75,17 @@ def stem(token: str) -> str:
     return _stemmer().stemWord(token)
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import snowballstemmer
+_local = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer():
+    """One Snowball stemmer per thread: a stemmer object keeps per-word state while it works."""
+    st = getattr(_local, "stemmer", None)
+    if st is None:
+        import snowballstemmer
+
+        st = _local.stemmer = snowballstemmer.stemmer("english")
+    return st
 
 
 def term_set(text: str) -> set[str]:

@@ -22,6 +22,9 @@ def short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "\u2026"
 
 
+_WRITE_LOCK = threading.Lock()  # one for every UI: batch jobs must not interleave their lines
+
+
 class PlainUI:
     """Line-oriented progress on stderr; safe in pipes, CI logs and dumb terminals."""
 
@@ -38,7 +41,7 @@ class PlainUI:
         self.quiet = quiet
         self.prefix = prefix
         self.show_report = show_report
-        self._lock = threading.Lock()
+        self._lock = _WRITE_LOCK
 
     def _line(self, text: str) -> None:
         if self.quiet:
