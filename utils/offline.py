@@ -182,7 +182,7 @@ class OfflineEngine:
             focus = _weights(step_q or it.get("title", ""))
             cands = []
             for sent in split_sentences(it.get("text", "")):
-                if not 25 <= len(sent) <= 800 or fold(sent) in known:
+                if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
                 terms = term_set(sent)
                 qcov = coverage(terms, weights)

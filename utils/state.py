@@ -47,16 +47,19 @@ class HistoryEntry(TypedDict, total=False):
     error: str | None
     errors: list[dict]  # per-engine / per-URL errors
     results: int  # items returned
+    retrieval_confidence: float  # KB steps only: the best hit's score
     elapsed_ms: int
     timestamp: str
 
 
-class Fact(TypedDict):
+class Fact(TypedDict, total=False):
     text: str
     source: int  # number of the source in `sources`
     score: float  # relevance to the question, 0..1
     step: int
-
+    qcov: float  # offline analyzer: weighted share of the question's terms in the fact
+    kind: str  # snippet | page | kb
+    retrieval: float  # KB facts: the hit's retrieval score
 
 class Source(TypedDict, total=False):
     n: int  # citation number, 1-based, stable for the session
