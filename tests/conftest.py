@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -33,70 +31,18 @@ for _var in (
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
 
 
-def _is_loopback(host) -> bool:
-    if isinstance(host, bytes):
-        host = host.decode()
-    if host in ("localhost", "", None):
-        return True
-    try:
-        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-class NonLoopbackConnection(AssertionError):
-    pass
-
-
-_real_connect = socket.socket.connect
-_real_connect_ex = socket.socket.connect_ex
-_real_getaddrinfo = socket.getaddrinfo
-
+sys.path.insert(0, str(ROOT / "tests" / "netguard"))
+import netguard  # noqa: E402
 
 _violations: list[str] = []
 
 
-def _violation(msg: str):
+def _violation(msg: str) -> AssertionError:
     _violations.append(msg)
-    return NonLoopbackConnection(msg)
+    return AssertionError(msg)
 
 
-def _check(sock, address):
-    if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
-        raise _violation(f"test tried to connect to non-loopback address {address!r}")
-
-
-def _is_ip_literal(host) -> bool:
-    try:
-        ipaddress.ip_address(str(host).split("%")[0])
-        return True
-    except ValueError:
-        return False
-
-
-def _guarded_connect(self, address):
-    _check(self, address)
-    return _real_connect(self, address)
-
-
-def _guarded_connect_ex(self, address):
-    _check(self, address)
-    return _real_connect_ex(self, address)
-
-
-def _guarded_getaddrinfo(host, *args, **kwargs):
-    if isinstance(host, bytes):
-        host = host.decode()
-    if not _is_loopback(host) and not _is_ip_literal(host):
-        # A name lookup leaves the machine too (DNS): it counts as a violation.
-        _violation(f"test tried to resolve non-loopback host {host!r}")
-        raise socket.gaierror(socket.EAI_NONAME, f"socket guard: no DNS in tests ({host})")
-    return _real_getaddrinfo(host, *args, **kwargs)
-
-
-socket.socket.connect = _guarded_connect
-socket.socket.connect_ex = _guarded_connect_ex
-socket.getaddrinfo = _guarded_getaddrinfo
+netguard.install(_violation)
 
 
 def _guard_ddgs() -> None:
@@ -111,7 +57,7 @@ def _guard_ddgs() -> None:
 
     def request(self, method, url, *args, **kwargs):
         host = urlsplit(str(url)).hostname
-        if not _is_loopback(host):
+        if not netguard.is_loopback(host):
             raise _violation(f"test made a ddgs request to non-loopback {url!r}")
         return real(self, method, url, *args, **kwargs)
 
@@ -146,26 +92,47 @@ def data_dir(tmp_path) -> Path:
     return d
 
 
+def cli_env(tmp_path: Path, **extra: str) -> dict:
+    """Environment for a CLI subprocess: no real keys or config, the network guard, a tmp data dir,
+    and ddgs (primp, below Python's sockets) pointed at a closed local port unless overridden."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH", "NO_COLOR"))}
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT / "tests" / "netguard"),
+            "SLEUTH_NETGUARD_LOG": str(tmp_path / "netguard.log"),
+            "SLEUTH_DDG_URL": "http://127.0.0.1:9/html/",
+            "SLEUTH_DATA_DIR": str(tmp_path / "data"),
+            "ANONYMIZED_TELEMETRY": "False",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def web_env(web, **extra: str) -> dict:
+    """Settings that point Sleuth's web tools at a LocalWeb (tests/localweb.py)."""
+    return {
+        "SLEUTH_DDG_URL": web.search_url,
+        "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
+        "SLEUTH_CRAWL_INTERVAL": "0",
+        "SLEUTH_TOOLS": "duckduckgo,crawl",
+        **extra,
+    }
+
+
+def assert_no_network(tmp_path: Path) -> None:
+    log = tmp_path / "netguard.log"
+    if log.exists():
+        pytest.fail("CLI left loopback: " + log.read_text(), pytrace=False)
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Run `python main.py ...` in a subprocess under the network guard; returns a runner."""
     import subprocess
 
-    guard_log = tmp_path / "netguard.log"
-
     def run(*args, input=None, env=None, data_dir=None, timeout=120, check_guard=True):
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH"))}
-        e.update(
-            {
-                "PYTHONPATH": str(ROOT / "tests" / "netguard"),
-                "SLEUTH_NETGUARD_LOG": str(guard_log),
-                # ddgs's HTTP client (primp, Rust) bypasses Python sockets: point it at a closed local port.
-                "SLEUTH_DDG_URL": "http://127.0.0.1:9/html/",
-                "SLEUTH_DATA_DIR": str(data_dir or tmp_path / "data"),
-                "NO_COLOR": "1",
-                "ANONYMIZED_TELEMETRY": "False",
-            }
-        )
+        e = cli_env(tmp_path, NO_COLOR="1", **({"SLEUTH_DATA_DIR": str(data_dir)} if data_dir else {}))
         e.update(env or {})
         proc = subprocess.run(
             [sys.executable, str(ROOT / "main.py"), *args],
@@ -176,8 +143,17 @@ def cli(tmp_path):
             timeout=timeout,
             cwd=tmp_path,
         )
-        if check_guard and guard_log.exists():
-            pytest.fail("CLI left loopback: " + guard_log.read_text(), pytrace=False)
+        if check_guard:
+            assert_no_network(tmp_path)
         return proc
 
     return run
+
+
+@pytest.fixture
+def web(shared_eval):
+    """The HotpotQA pages and a fake DuckDuckGo on 127.0.0.1 (tests/localweb.py)."""
+    from localweb import LocalWeb
+
+    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
+        yield w

@@ -6,16 +6,9 @@ import io
 import json
 from types import SimpleNamespace
 
-import pytest
-from localweb import LocalWeb
+from conftest import web_env
 
 from utils.batch import EXIT_SOME_FAILED, parse_questions
-
-
-@pytest.fixture
-def web(shared_eval):
-    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
-        yield w
 
 
 def test_parse_questions_skips_blanks_and_comments():
@@ -68,7 +61,7 @@ def test_batch_of_20_with_4_jobs_keeps_order_and_records_errors(cli, web, shared
 
 
 def test_all_good_batch_exits_zero_and_unordered_prints_everything(cli, web):
-    env = {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_TOOLS": "duckduckgo"}
+    env = web_env(web, SLEUTH_TOOLS="duckduckgo")
     proc = cli("batch", "--jobs", "2", "--unordered", input="Who was Ed Wood?\nWho is Scott Derrickson?\n", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = [json.loads(x) for x in proc.stdout.splitlines()]

@@ -4,19 +4,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from localweb import LocalWeb
-
-
-@pytest.fixture
-def web(shared_eval):
-    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
-        yield w
-
-
-def web_env(web):
-    return {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_TOOLS": "duckduckgo,crawl"}
-
+from conftest import web_env
 
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 
@@ -132,14 +120,21 @@ def test_gemini_engine_end_to_end_through_the_sdk(cli, web):
         prompt = prompt_of(body)
         if prompt.startswith("You are the central Decision Node"):
             if "(nothing yet)" in prompt:
-                return 200, json.dumps({"next_action": "search_duckduckgo", "query_or_url": "Scott Derrickson",
-                                        "reasoning": "find him"})
+                return 200, json.dumps(
+                    {"next_action": "search_duckduckgo", "query_or_url": "Scott Derrickson", "reasoning": "find him"}
+                )
             return 200, json.dumps({"next_action": "send_to_hitl", "query_or_url": "", "reasoning": "enough"})
         if prompt.startswith("You are the Analyzer Node"):
-            return 200, json.dumps({"extracted_info": [{"fact": "Scott Derrickson is an American director.",
-                                                        "source": 1}],
-                                    "assessment": "good", "confidence_score": 0.6, "suggestions_for_next_step": [],
-                                    "new_potential_urls": [], "inconsistencies_found": ""})
+            return 200, json.dumps(
+                {
+                    "extracted_info": [{"fact": "Scott Derrickson is an American director.", "source": 1}],
+                    "assessment": "good",
+                    "confidence_score": 0.6,
+                    "suggestions_for_next_step": [],
+                    "new_potential_urls": [],
+                    "inconsistencies_found": "",
+                }
+            )
         return 200, "Scott Derrickson is American [1]. Also see [42]."
 
     with FakeGemini(responder) as fake:

@@ -3,37 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import pytest
-from conftest import ROOT
-from localweb import LocalWeb
+from conftest import ROOT, assert_no_network, cli_env, web_env
 
 pexpect = pytest.importorskip("pexpect")
 
 
-@pytest.fixture
-def web(shared_eval):
-    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
-        yield w
-
-
 def spawn(args, tmp_path, web, columns=120):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH", "NO_COLOR"))}
-    env.update(
-        {
-            "PYTHONPATH": str(ROOT / "tests" / "netguard"),
-            "SLEUTH_NETGUARD_LOG": str(tmp_path / "guard.log"),
-            "SLEUTH_DATA_DIR": str(tmp_path / "data"),
-            "SLEUTH_DDG_URL": web.search_url,
-            "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
-            "SLEUTH_TOOLS": "duckduckgo,crawl",
-            "SLEUTH_CRAWL_INTERVAL": "0",
-            "TERM": "xterm-256color",
-            "ANONYMIZED_TELEMETRY": "False",
-        }
-    )
+    env = cli_env(tmp_path, TERM="xterm-256color", **web_env(web))
     child = pexpect.spawn(
         sys.executable,
         [str(ROOT / "main.py"), *args],
@@ -74,7 +53,7 @@ def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
     sessions = list((tmp_path / "data" / "sessions").glob("*.json"))
     data = json.loads(sessions[0].read_text())
     assert data["status"] == "done" and len(data["reports"]) == 2
-    assert not (tmp_path / "guard.log").exists()
+    assert_no_network(tmp_path)
 
 
 def test_narrow_terminal_still_completes(tmp_path, web):

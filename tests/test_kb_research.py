@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-from localweb import LocalWeb
+from conftest import web_env
 from test_kb import write_corpus
 
 
@@ -29,14 +28,8 @@ def test_ingest_notes_and_pdfs_then_get_a_cited_answer_offline(cli, tmp_path):
     assert cited and cited[0]["kind"] == "internal" and cited[0]["url"].endswith("photosynthesis.pdf")
 
 
-@pytest.fixture
-def web(shared_eval):
-    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
-        yield w
-
-
 def test_research_memory_across_runs(cli, web):
-    env = {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_CRAWL_INTERVAL": "0"}
+    env = web_env(web)
     q = "Were Scott Derrickson and Ed Wood of the same nationality?"
     first = json.loads(cli("--json", "--tools", "duckduckgo,crawl,kb", q, env=env).stdout)
     crawled = {s["url"] for s in first["sources"] if s["tool"] == "crawl"}
@@ -62,7 +55,7 @@ def test_research_memory_across_runs(cli, web):
 
 
 def test_no_remember_keeps_the_kb_untouched(cli, web):
-    env = {"SLEUTH_DDG_URL": web.search_url, "SLEUTH_ALLOW_PRIVATE_HOSTS": "1", "SLEUTH_CRAWL_INTERVAL": "0"}
+    env = web_env(web)
     proc = cli("--json", "--no-remember", "Were Scott Derrickson and Ed Wood of the same nationality?", env=env)
     assert any(s["tool"] == "crawl" for s in json.loads(proc.stdout)["sources"])
     assert json.loads(cli("kb", "stats", "--json").stdout)["chunks"] == 0

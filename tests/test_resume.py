@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, assert_no_network, cli_env, web_env
 from localweb import LocalWeb
 
 QUESTION = "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
@@ -23,21 +22,7 @@ def slow_web(shared_eval):
 
 
 def env_for(tmp_path, web):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH"))}
-    env.update(
-        {
-            "PYTHONPATH": str(ROOT / "tests" / "netguard"),
-            "SLEUTH_NETGUARD_LOG": str(tmp_path / "guard.log"),
-            "SLEUTH_DATA_DIR": str(tmp_path / "data"),
-            "SLEUTH_DDG_URL": web.search_url,
-            "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
-            "SLEUTH_TOOLS": "duckduckgo,crawl",
-            "SLEUTH_CRAWL_INTERVAL": "0",
-            "SLEUTH_MAX_ITERATIONS": "6",
-            "ANONYMIZED_TELEMETRY": "False",
-        }
-    )
-    return env
+    return cli_env(tmp_path, **web_env(web, SLEUTH_MAX_ITERATIONS="6"))
 
 
 def wait_for_progress(tmp_path, proc, steps=2, timeout=60.0):
@@ -95,7 +80,7 @@ def test_killed_run_resumes(tmp_path, slow_web, sig):
     final = json.loads((tmp_path / "data" / "sessions" / f"{sid}.json").read_text())
     assert final["status"] == "done" and final["final_answer"]
     assert final["research_history"][:done_before] == saved["research_history"][:done_before]
-    assert not (tmp_path / "guard.log").exists()
+    assert_no_network(tmp_path)
 
 
 def test_ctrl_c_stops_a_batch_cleanly_and_reports_finished_ids(tmp_path, slow_web):
