@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.chunking import chunk_text
+from utils.chunking import chunk_spans, chunk_text
 from utils.kb import EmbeddingMismatch, KBError, KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +188,86 @@ def test_chunk_text_keeps_sentences_whole_and_sized():
     assert all(c.endswith(".") and c.startswith("Sentence") for c in chunks)
     assert all(70 <= len(c.split()) <= 130 for c in chunks)
     assert chunk_text("") == [] and chunk_text("One short line.") == ["One short line."]
+
+
+def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks():
+    from utils.embeddings import analyze
+
+    text = "\n\n".join(" ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30))
+                       for p in range(6))
+    pieces, spans = chunk_spans(text, target_words=60, overlap_words=15)
+    assert [" ".join(pieces[a:b]) for a, b in spans] == chunk_text(text, target_words=60, overlap_words=15)
+    assert len(spans) > 5 and all(a < b for a, b in spans)
+    assert any(a < prev_end for (_, prev_end), (a, _) in zip(spans, spans[1:], strict=False))  # they overlap
+    for a, b in spans:  # the KB analyses each piece once and joins the terms: the same as the whole chunk
+        assert [t for p in pieces[a:b] for t in analyze(p)] == analyze(" ".join(pieces[a:b]))
+    assert chunk_spans("") == ([], []) and chunk_spans("Two words.") == (["Two words."], [(0, 1)])
+
+
+def test_hash_vectors_do_not_depend_on_the_batch():
+    import numpy as np
+
+    from utils.embeddings import hash_vectors
+
+    texts = [f"Record {i}: the {['red', 'green', 'blue'][i % 3]} kite number {i * 7} flew over hill {i % 11}."
+             for i in range(1100)] + ["", "the of and"]  # past the 512 rows hashed at a time; empty vectors too
+    batch = hash_vectors(texts)
+    one_by_one = np.vstack([hash_vectors([t]) for t in texts[:3] + texts[510:515] + texts[-3:]])
+    assert np.array_equal(batch[[0, 1, 2, 510, 511, 512, 513, 514, 1099, 1100, 1101]], one_by_one)
+    assert not batch[-1].any() and not batch[-2].any()
+
+
+WORDS = ("amber basalt cedar delta ember fjord garnet harbor indigo jasper kelp lagoon marble nectar onyx "
+         "pumice quartz reef slate tundra umber violet willow xenon yarrow zephyr").split()
+
+
+def _page(i: int) -> str:
+    """A distinct page: words picked by i, repeated unevenly, so BM25 scores rarely tie."""
+    words = [WORDS[(i * 7 + j * j) % len(WORDS)] for j in range(12 + i % 9)]
+    return f"Page {i} is about " + " and ".join(words) + f". It mentions snake_case_{i % 4} too."
+
+
+def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[str]:
+    """Chunk ids ranked by SQLite FTS5's own bm25() (title weighted 2): the reference ranking."""
+    from utils.embeddings import analyze
+
+    match = " OR ".join(f'"{t}"' for t in dict.fromkeys(analyze(query)))
+    con = sqlite3.connect(kb.lexical_file)
+    try:
+        return [r[0] for r in con.execute(
+            "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts, 2.0, 1.0), chunks_fts.rowid LIMIT ?", (match, k))]
+    finally:
+        con.close()
+
+
+def test_bm25_ranks_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
+    queries = ["amber cedar fjord", "quartz reef slate willow", "zephyr", "Page 7 garnet harbor lagoon",
+               "snake_case_2 umber", "nothing-like-this"]
+
+    def check(who: KnowledgeBase) -> None:
+        for q in queries:
+            for _ in range(2):  # the first search of an instance goes to SQLite, later ones to the in-memory index
+                assert [h.id for h in who.search(q, k=8)] == _sqlite_ranking(who, q, 8), q
+
+    for i in range(40):
+        kb.add_document(source=f"https://rocks.example/{i}", title=f"Rocks {i % 5}", text=_page(i))
+    check(kb)
+    assert kb._mem.lengths is not None  # the in-memory index was used
+    kb.add_document(source="https://rocks.example/new", title="Zephyr", text="A zephyr over amber cedar and quartz.")
+    kb.add_document(source="https://rocks.example/3", title="Rocks 3", text="Replaced: only slate and willow now.")
+    check(kb)  # this instance's own writes (a new page, a replaced one) are patched into its index
+    other = KnowledgeBase(data_dir / "kb")
+    other.add_document(source="https://other.example/1", title="Reef", text="Reef reef reef, quartz and zephyr.")
+    check(kb)  # another instance (or process) wrote: the stamp changed, the index is read again
+    kb.add_document(source="https://greek.example/1", title="Λόγος", text="Ο λόγος του Ηράκλειτου: amber fjord.")
+    check(kb)
+    assert kb.search("λόγος", k=1)[0].source == kb.search("λόγος", k=1)[0].source == "https://greek.example/1"
+    other.close()
+    kb.reset()
+    assert kb.search("amber", k=3) == []
+    kb.add_document(source="https://rocks.example/again", title="Again", text="Amber again.")
+    assert [h.source for h in kb.search("amber", k=3)] == ["https://rocks.example/again"]
 
 
 def test_add_document_stores_a_page_once(kb):

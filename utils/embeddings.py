@@ -6,8 +6,11 @@
   sign ("signed hashing"), counts damped with log(1 + tf), then L2-normalised. Same text gives
   the same vector in every process (Python's `hash()` is randomised per process, so not used).
   1024 dimensions: on HotpotQA dev-100, vector-only search puts both supporting pages in the top
-  10 for 0.71 of questions at 1024-d, 0.62 at 512-d, 0.41 at 256-d; the price is Chroma's insert
-  time (~8 s per 10k chunks at 1024-d against ~4 s at 256-d on a 2-core machine).
+  10 for 0.69-0.71 of questions at 1024-d, 0.62 at 512-d, 0.41 at 256-d; the price is Chroma's
+  insert time, which grows with the dimension (~3.5 s per 10k chunks at 1024-d with the KB's HNSW
+  settings on a 2-core machine, about twice that at Chroma's defaults).
+  Tokens are runs of letters and digits ('_' separates, as in SQLite FTS5's unicode61 tokenizer,
+  so each index term is one FTS5 token); ASCII text takes a bytes.translate fast path.
 - `minilm`: Chroma's ONNX all-MiniLM-L6-v2 (384-d). Downloads its ~80 MB model once when
   online; offline it fails fast with a clear message instead of hanging.
 - `gemini`: Gemini embeddings through google-genai (`client.models.embed_content`), needs
@@ -27,6 +30,7 @@ import re
 import socket
 import threading
 import unicodedata
+from itertools import chain, repeat
 from urllib.parse import urlsplit
 
 from utils.text import STOPWORDS, stem
@@ -36,7 +40,9 @@ HASH_DIM = 1024
 GEMINI_MODEL = "gemini-embedding-001"
 GEMINI_DIM = 768
 
-_WORD = re.compile(r"\w+")
+# Word characters but not "_": the same tokens SQLite FTS5's unicode61 tokenizer sees (it splits on "_"), so
+# every index term is exactly one FTS5 token and the KB's in-memory BM25 can read postings by term.
+_WORD = re.compile(r"[^\W_]+")
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -71,14 +77,25 @@ def _fold(text: str) -> str:
     return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).lower()
 
 
+# ASCII fast path of the tokenizer: bytes other than [a-z0-9] become spaces (str.translate on bytes is a
+# C table lookup, ~1.5x faster than the regex; same tokens as _WORD on lower-cased ASCII text).
+_ASCII_SEPARATORS = bytes(b if chr(b) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for b in range(256))
+
+
+def tokens(text: str) -> list[str]:
+    """Folded word tokens (letters and digits; '_' and punctuation separate), stopwords kept."""
+    if text.isascii():
+        return text.lower().encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
+    return _WORD.findall(_fold(text))
+
+
 def analyze(text: str) -> list[str]:
     """Index terms of a text: folded word tokens, no stopwords or 1-letter words, lightly stemmed.
 
     The lexical index and the hash embedding both use this, so a query and a chunk are always
     read the same way.
     """
-    terms = _terms
-    return [t for t in [terms[tok] for tok in _WORD.findall(_fold(text))] if t]
+    return list(filter(None, map(_terms.__getitem__, tokens(text))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -90,28 +107,31 @@ class _Vocab:
     """term -> row in a growing table of 64-bit blake2b hashes (so each term is hashed once)."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.hashes = bytearray()
+        self.ids: dict[str, int] = {}  # from 1: 0 stands for "not seen yet"
+        self.hashes = bytearray(8)
         self.lock = threading.Lock()
 
     def lookup(self, term_lists: list[list[str]]):
         import numpy as np
 
+        flat_terms = list(chain.from_iterable(term_lists))
+        n = len(flat_terms)
         with self.lock:
             ids = self.ids
-            for terms in term_lists:
-                for t in terms:
-                    if t not in ids:
-                        ids[t] = len(ids)
-                        self.hashes += hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest()
-            flat = [ids[t] for terms in term_lists for t in terms]
+            flat = np.fromiter(map(ids.get, flat_terms, repeat(0)), dtype=np.int64, count=n)
+            if not flat.all():  # terms never seen: hash them once
+                for t in dict.fromkeys(flat_terms[i] for i in np.flatnonzero(flat == 0).tolist()):
+                    ids[t] = len(ids) + 1
+                    self.hashes += hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest()
+                flat = np.fromiter(map(ids.__getitem__, flat_terms), dtype=np.int64, count=n)
             table = np.frombuffer(bytes(self.hashes), dtype="<u8")
             if len(ids) > 2_000_000:  # bound memory in very long-running processes
-                self.ids, self.hashes = {}, bytearray()
-        return table[np.asarray(flat, dtype=np.int64)] if flat else np.zeros(0, dtype=np.uint64)
+                self.ids, self.hashes = {}, bytearray(8)
+        return table[flat]
 
 
 _vocab = _Vocab()
+_BLOCK_ROWS = 512  # rows hashed per np.bincount: its n*dim counters then stay small and in cache
 
 
 def hash_vectors_from_terms(term_lists: list[list[str]], dim: int = HASH_DIM):
@@ -119,30 +139,36 @@ def hash_vectors_from_terms(term_lists: list[list[str]], dim: int = HASH_DIM):
     import numpy as np
 
     n = len(term_lists)
+    out = np.zeros((n, dim), dtype=np.float32)
     lengths = np.fromiter((len(t) for t in term_lists), dtype=np.int64, count=n)
-    total = int(lengths.sum())
-    if not total:
-        return np.zeros((n, dim), dtype=np.float32)
-    h = _vocab.lookup(term_lists)
-    row = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    # Bigram feature = a mix of its two unigram hashes (order-sensitive), for pairs in one text.
-    same = row[:-1] == row[1:]
-    big = h[:-1][same] * np.uint64(0x9E3779B97F4A7C15) ^ (h[1:][same] + np.uint64(0x632BE59BD9B4E019))
-    big ^= big >> np.uint64(31)
-    big *= np.uint64(0xBF58476D1CE4E5B9)
-    big ^= big >> np.uint64(29)
-    h = np.concatenate([h, big])
-    row = np.concatenate([row, row[:-1][same]])
-    if dim & (dim - 1) == 0:  # power of two: a mask is much cheaper than a 64-bit modulo
-        bucket = (h & np.uint64(dim - 1)).astype(np.int64)
-    else:
-        bucket = (h % np.uint64(dim)).astype(np.int64)
-    sign = 1.0 - 2.0 * (h >> np.uint64(63)).astype(np.float64)  # top bit: -1 or +1
-    flat = np.bincount(row * dim + bucket, weights=sign, minlength=n * dim).astype(np.float32)
-    nz = np.flatnonzero(flat)
-    vals = flat[nz]
-    flat[nz] = np.copysign(np.log1p(np.abs(vals)), vals)  # damp repeated terms
-    out = flat.reshape(n, dim)
+    if not int(lengths.sum()):
+        return out
+    hashes = _vocab.lookup(term_lists)
+    ends = np.cumsum(lengths)
+    for r0 in range(0, n, _BLOCK_ROWS):
+        r1 = min(n, r0 + _BLOCK_ROWS)
+        h = hashes[ends[r0] - lengths[r0]:ends[r1 - 1]]
+        if not len(h):
+            continue
+        row = np.repeat(np.arange(r1 - r0, dtype=np.int64), lengths[r0:r1])
+        # Bigram feature = a mix of its two unigram hashes (order-sensitive), for pairs in one text.
+        same = row[:-1] == row[1:]
+        big = h[:-1][same] * np.uint64(0x9E3779B97F4A7C15) ^ (h[1:][same] + np.uint64(0x632BE59BD9B4E019))
+        big ^= big >> np.uint64(31)
+        big *= np.uint64(0xBF58476D1CE4E5B9)
+        big ^= big >> np.uint64(29)
+        h = np.concatenate([h, big])
+        row = np.concatenate([row, row[:-1][same]])
+        if dim & (dim - 1) == 0:  # power of two: a mask is much cheaper than a 64-bit modulo
+            bucket = (h & np.uint64(dim - 1)).astype(np.int64)
+        else:
+            bucket = (h % np.uint64(dim)).astype(np.int64)
+        sign = 1.0 - 2.0 * (h >> np.uint64(63)).astype(np.float64)  # top bit: -1 or +1
+        flat = np.bincount(row * dim + bucket, weights=sign, minlength=(r1 - r0) * dim).astype(np.float32)
+        nz = np.flatnonzero(flat)
+        vals = flat[nz]
+        flat[nz] = np.copysign(np.log1p(np.abs(vals)), vals)  # damp repeated terms
+        out[r0:r1] = flat.reshape(r1 - r0, dim)
     norms = np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
     norms[norms == 0] = 1.0
     out /= norms

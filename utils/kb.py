@@ -13,9 +13,9 @@ through one method (`_write`): vectors first, then one SQLite transaction, so af
 worst case is a vector without a chunk row, which searches skip and the next open repairs
 (`_repair`: re-embeds chunks that lack a vector, deletes vectors without a chunk).
 
-Embedded mode keeps Chroma records lean (vector + source + chunk index): Chroma's per-record
-cost grows with every metadata key (~0.75 s per key per 10k chunks here) and with documents
-(+~7 s per 10k, for its trigram full-text index), while SQLite already has both.
+Embedded mode stores only the vector in Chroma (under the chunk's id): Chroma's per-record cost
+grows with every metadata key (~0.8 s per 10k chunks for a lone `source` key here) and with
+documents (+~7 s per 10k, for its trigram full-text index), while SQLite already has both.
 
 Server mode (``chroma_url``): vectors, documents and full metadata go to the Chroma server, so
 the collection there is complete on its own; the lexical index is a local cache of it in
@@ -24,14 +24,19 @@ metadata changes on every write; when the local cache's stamp differs (another m
 or the cache is new) the cache is rebuilt from the server's documents. So several machines can
 share one server and still get BM25 over everything on it.
 
-Search modes (`search(mode=...)`): ``bm25`` (FTS5's bm25() over analysed title + text, the
-title weighted 2x), ``vector`` (Chroma nearest neighbours) and ``fused`` (reciprocal-rank
-fusion, k=60, vector list weighted 0.5). The default is ``bm25``. Measured on HotpotQA dev-100
-(bench/kb.py; 991 pages, both supporting pages among the top 10 distinct pages): bm25 0.83,
-vector (1024-d hash) 0.71, fused 0.84 -- one question of 100, within noise and found only after
-trying four fusion settings on these same questions, while fused costs ~6x the query time and
-loads Chromadb. Plain BM25 in embedded mode needs only SQLite (chromadb is never imported).
-Equal-weight RRF scored 0.82; 256-d hash vectors 0.41 (fused 0.71).
+Search modes (`search(mode=...)`): ``bm25`` (BM25 over analysed title + text, the title weighted
+2x), ``vector`` (Chroma nearest neighbours) and ``fused`` (reciprocal-rank fusion, k=60, vector
+list weighted 0.5). The default is ``bm25``. Measured on HotpotQA dev-100 (bench/kb.py; 991
+pages, both supporting pages among the top 10 distinct pages): bm25 0.84, vector (1024-d hash)
+0.69, fused 0.83, while fused costs ~4x the query time and loads Chromadb. Plain BM25 in
+embedded mode needs only SQLite (chromadb is never imported). Equal-weight RRF scored 0.82;
+256-d hash vectors 0.41 (fused 0.71).
+
+BM25 is SQLite FTS5's bm25() formula, but computed in memory (`_MemoryBM25`): FTS5 calls its
+ranking function once per matching row, ~10 ms for a question with common words on 10k chunks;
+numpy over postings read once per term from the FTS5 index takes ~1 ms (p50 ~3 ms counting the
+first reading of each term's postings). The same rows in the same order as FTS5 (equal scores by
+rowid). An instance's first search still goes to FTS5 (no numpy import for a one-off `kb search`).
 
 Scores are in [0, 1], higher is better:
   * bm25: raw BM25 divided by the BM25 an ideal chunk would get (every query term once in the
@@ -53,13 +58,15 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import chain
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from utils.chunking import chunk_text
+from utils.chunking import chunk_spans
 from utils.embeddings import EMBEDDINGS, HASH_DIM, analyze
 
 log = logging.getLogger(__name__)
@@ -72,10 +79,12 @@ FILE_TYPES = {".txt": "text", ".md": "markdown", ".markdown": "markdown", ".html
 TITLE_WEIGHT = 2.0  # BM25 column weight of the title relative to the text
 RRF_K = 60
 RRF_VECTOR_WEIGHT = 0.5  # vectors are the weaker signal (bench/kb.py)
-# HNSW: ef_construction 50 halves Chroma's insert time against the default 100 at about the same
-# neighbour recall; ef_search 300 lifts recall@10 against exact search from ~0.70 to ~0.92 on
-# 1024-d hash vectors (10k chunks) for ~2 ms more per query.
-HNSW = {"space": "cosine", "ef_construction": 50, "ef_search": 300}
+# HNSW: building the graph is most of Chroma's insert time, and its cost follows ef_construction.
+# 16 (the floor: max_neighbors, 16 by default) builds in ~3.5 s per 10k 1024-d chunks against ~6.5 s
+# at 50; the looser graph is made up at query time by ef_search 1500: neighbour recall@10 against
+# exact search 0.96 on 10k chunks, as with (50, 300), for ~2.5 ms more per vector query (bench/kb.py;
+# ef_search 1000 gave 0.93-0.96 from one build to the next).
+HNSW = {"space": "cosine", "ef_construction": 16, "ef_search": 1500}
 CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
 WRITE_BATCH_CHUNKS = 5000
 SERVER_SYNC_SECONDS = 5.0
@@ -165,6 +174,7 @@ CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks(source);
 CREATE INDEX IF NOT EXISTS sources_by_hash ON sources(doc_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, body, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance');
 """
 
 
@@ -267,6 +277,206 @@ def _walk(paths: Iterable[str | Path]) -> tuple[list[Path], list[tuple[str, str]
 
 
 # --------------------------------------------------------------------------------------------
+# BM25 in memory, over the FTS5 index
+# --------------------------------------------------------------------------------------------
+
+_UNLOADED = object()
+
+
+def _varint_sums(data: bytes, ncols: int):
+    """Per-row sums of SQLite varints packed ncols to a row (FTS5's docsize blobs); None if the layout differs."""
+    import numpy as np
+
+    b = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(b < 0x80)  # the last byte of each varint has its high bit clear
+    if not len(ends) or len(ends) % ncols or ends[-1] != len(b) - 1:
+        return None
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    nbytes = ends - starts + 1
+    if int(nbytes.max()) > 8:
+        return None
+    vals = np.zeros(len(ends), dtype=np.int64)
+    for k in range(int(nbytes.max())):  # big-endian groups of 7 bits
+        m = nbytes > k
+        vals[m] = (vals[m] << 7) | (b[starts[m] + k] & 0x7F).astype(np.int64)
+    return vals.reshape(-1, ncols).sum(axis=1)
+
+
+def _int_list(text: str | None):
+    """int64 array from SQLite's group_concat of integers ("3,5,8")."""
+    import numpy as np
+
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=",")  # text mode (sep=",") is not the deprecated binary one
+
+
+class _MemoryBM25:
+    """FTS5's bm25() computed with numpy over postings read once per term; the caller holds the KB's lock.
+
+    FTS5 calls its bm25() once per matching row (~2 us each), so a question with a few common
+    words (half of 10k chunks matching) took 10+ ms. Here a term's postings -- rowids and
+    title*TITLE_WEIGHT + body counts, read from the FTS5 index through the fts5vocab 'instance'
+    table -- are loaded on first use and kept; a query is then a few array operations (~1 ms).
+    Row lengths come from FTS5's docsize table. The scores are FTS5's: k1 1.2, b 0.75, idf
+    log((N - df + 0.5) / (df + 0.5)) floored at 1e-6, length = all tokens of the row.
+
+    Everything is keyed by the KB's generation stamp (kb_meta, changed in the transaction of
+    every write): when another process wrote, it is dropped and read again lazily; this
+    instance's own small writes patch it in place (`apply`).
+    """
+
+    K1 = 1.2
+    B = 0.75
+    MAX_POSTINGS = 4_000_000  # cached (rowid, tf) pairs, ~64 MB; past it the cache starts again
+    PATCH_MAX_ROWS = 500  # bigger writes drop the cached postings instead of patching them
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.key: object = _UNLOADED
+        self.lengths = None  # float64 tokens per rowid, 0 where there is no row
+        self.n = 0
+        self.total = 0.0
+        self.postings: dict[str, tuple | None] = {}  # term -> (rowids, tf); None: FTS5 reads it as a phrase
+        self.size = 0
+
+    def ensure(self, db: sqlite3.Connection, key: str | None) -> bool:
+        """Loaded for generation `key`; False if the FTS5 tables are not laid out as expected."""
+        if self.key == key and self.lengths is not None:
+            return True
+        import numpy as np
+
+        self.clear()
+        ids, blob = db.execute("SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize").fetchone()
+        rowids = _int_list(ids)
+        lengths = np.zeros(int(rowids.max()) + 1 if len(rowids) else 1, dtype=np.float64)
+        if len(rowids):
+            sizes = _varint_sums(bytes.fromhex(blob or ""), 2)
+            if sizes is None or len(sizes) != len(rowids):
+                return False
+            lengths[rowids] = sizes
+        self.lengths, self.n, self.total, self.key = lengths, len(rowids), float(lengths.sum()), key
+        return True
+
+    def row_sizes(self, db: sqlite3.Connection, first: int) -> dict[int, int] | None:
+        """{rowid: tokens} of the rows from rowid `first` on (just written); None if not loaded."""
+        if self.lengths is None:
+            return None
+        ids, blob = db.execute("SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize "
+                               "WHERE id >= ?", (first,)).fetchone()
+        rowids = _int_list(ids)
+        sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
+        if sizes is None or len(sizes) != len(rowids):
+            return None
+        return dict(zip(rowids.tolist(), sizes.tolist(), strict=True))
+
+    def _load(self, db: sqlite3.Connection, term: str) -> tuple | None:
+        import numpy as np
+
+        docs, cols = db.execute("SELECT group_concat(doc), group_concat(col = 'title', '') FROM chunks_instances "
+                                "WHERE term = ?", (term,)).fetchone()
+        if not docs:
+            if not term.isascii() and db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
+                                                 ('"' + term.replace('"', '""') + '"',)).fetchone():
+                return None  # FTS5 splits this term into several tokens: leave the query to FTS5
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        weights = np.where(np.frombuffer(cols.encode("ascii"), dtype=np.uint8) == ord("1"), TITLE_WEIGHT, 1.0)
+        rowids, where = np.unique(_int_list(docs), return_inverse=True)
+        return rowids, np.bincount(where, weights=weights, minlength=len(rowids))
+
+    def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
+        """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
+        import numpy as np
+
+        lists = []
+        for t in terms:
+            if t not in self.postings:
+                if self.size > self.MAX_POSTINGS:
+                    self.postings, self.size = {}, 0
+                got = self._load(db, t)
+                self.postings[t] = got
+                self.size += len(got[0]) if got is not None else 0
+            if self.postings[t] is None:
+                return None
+            lists.append(self.postings[t])
+        N = self.n
+        idf = [max(1e-6, math.log((N - len(r) + 0.5) / (len(r) + 0.5))) for r, _ in lists]
+        ideal = sum(idf)
+        if not N or not any(len(r) for r, _ in lists):
+            return [], ideal
+        avgdl = self.total / N
+        rows = np.concatenate([r for r, _ in lists])
+        tf = np.concatenate([f for _, f in lists])
+        w = np.repeat(np.asarray(idf), [len(r) for r, _ in lists])
+        norm = self.K1 * (1.0 - self.B + self.B * self.lengths[rows] / avgdl)
+        contrib = w * tf * (self.K1 + 1.0) / (tf + norm)
+        if len(lists) > 1:
+            rows, where = np.unique(rows, return_inverse=True)
+            scores = np.bincount(where, weights=contrib, minlength=len(rows))
+        else:
+            scores = contrib
+        if len(scores) > n:
+            keep = np.argpartition(-scores, n - 1)[:n]
+            rows, scores = rows[keep], scores[keep]
+        order = np.lexsort((rows, -scores))  # best first; equal scores by rowid
+        return [(int(rows[i]), float(scores[i])) for i in order], ideal
+
+    def apply(self, key: str, removed: list[int], lengths: dict[int, int],
+              added: list[tuple[int, list[str], list[str]]]) -> None:
+        """Patch for this instance's own write: rows `removed`, rows `added` (rowid, title terms, body terms)."""
+        import numpy as np
+
+        if self.lengths is None:
+            return
+        for r in removed:
+            if r < len(self.lengths) and self.lengths[r]:
+                self.total -= self.lengths[r]
+                self.n -= 1
+                self.lengths[r] = 0.0
+        top = max(lengths, default=-1)
+        if top >= len(self.lengths):
+            self.lengths = np.concatenate([self.lengths, np.zeros(top + 1 - len(self.lengths))])
+        for r, size in lengths.items():
+            self.lengths[r] = size
+            self.total += size
+            self.n += 1
+        patchable = len(added) <= self.PATCH_MAX_ROWS and all(
+            t.isascii() for _, tt, tx in added for t in chain(tt, tx))  # ASCII terms are exactly FTS5's tokens
+        if self.postings and not patchable:
+            self.postings, self.size = {}, 0
+        elif self.postings:
+            if removed:
+                gone = np.asarray(sorted(removed), dtype=np.int64)
+                for t, p in self.postings.items():
+                    if p is not None and len(p[0]):
+                        keep = ~np.isin(p[0], gone, assume_unique=True)
+                        if not keep.all():
+                            self.postings[t] = (p[0][keep], p[1][keep])
+                            self.size -= int((~keep).sum())
+            new: dict[str, list[tuple[int, float]]] = {}
+            for r, tt, tx in added:
+                counts: Counter = Counter(tx)
+                for t in tt:
+                    counts[t] += TITLE_WEIGHT
+                for t in counts.keys() & self.postings.keys():
+                    new.setdefault(t, []).append((r, float(counts[t])))
+            for t, pairs in new.items():
+                p = self.postings[t]
+                if p is None:
+                    continue
+                rows = np.concatenate([p[0], np.array([r for r, _ in pairs], dtype=np.int64)])
+                tf = np.concatenate([p[1], np.array([f for _, f in pairs], dtype=np.float64)])
+                order = np.argsort(rows, kind="stable")
+                self.postings[t] = (rows[order], tf[order])
+                self.size += len(pairs)
+        self.key = key
+
+
+# --------------------------------------------------------------------------------------------
 # The knowledge base
 # --------------------------------------------------------------------------------------------
 
@@ -297,6 +507,8 @@ class KnowledgeBase:
         self._lex_checked = False
         self.timings: dict[str, float] = {}  # seconds spent per write phase, summed (bench/kb.py)
         self._n_cache: tuple[str, int] | None = None
+        self._mem = _MemoryBM25()
+        self._bm25_searched = False
 
     # ---- construction helpers ---------------------------------------------------------------
 
@@ -470,7 +682,7 @@ class KnowledgeBase:
             rows = db.execute(f"SELECT id, source, chunk, title, text FROM chunks WHERE id IN ({marks})",
                               part).fetchall()
             vecs = self._embed([(r[3] or "", r[4] or "") for r in rows])
-            col.upsert(ids=[r[0] for r in rows], embeddings=vecs, metadatas=[{"source": r[1]} for r in rows])
+            col.upsert(ids=[r[0] for r in rows], embeddings=vecs)
 
     def _sync_from_server(self, force: bool = False) -> None:
         """Server mode: rebuild the local lexical cache when the server's generation stamp moved."""
@@ -483,6 +695,7 @@ class KnowledgeBase:
                 self._clear_lexical(db)
                 db.execute("DELETE FROM kb_meta WHERE key='generation'")
                 db.execute("COMMIT")
+                self._mem.clear()
                 self._col = None
                 self._open()
                 return
@@ -519,6 +732,7 @@ class KnowledgeBase:
                 db.execute("ROLLBACK")
                 raise
             self._n_cache = None
+            self._mem.clear()
 
     @staticmethod
     def _clear_lexical(db: sqlite3.Connection) -> None:
@@ -568,17 +782,26 @@ class KnowledgeBase:
             now = _now()
             t0 = time.perf_counter()
             rows: list[tuple] = []
-            terms: list[list[str]] = []
+            terms: list[list[str]] = []  # title + text terms of each chunk (the hash embedding's input)
+            analysed: list[tuple[list[str], list[str]]] = []  # (title terms, text terms)
             pairs: list[tuple[str, str]] = []
             fts: list[tuple[str, str]] = []
             for d in docs:
-                for i, piece in enumerate(chunk_text(d.text)):
+                # Analyse each sentence once, although the overlap puts some in two chunks.
+                pieces, spans = chunk_spans(d.text)
+                tt = analyze(d.title)
+                title_terms = " ".join(tt)
+                piece_terms = [analyze(p) for p in pieces]
+                piece_joined = [" ".join(t) for t in piece_terms]
+                for i, (start, end) in enumerate(spans):
+                    piece = " ".join(pieces[start:end])
                     rows.append((_chunk_id(d.source, d.doc_hash, i), d.source, i, d.title, piece, _sha(piece)[:16],
                                  d.doc_hash, d.source_type, now, d.session_id))
-                    tt, tx = analyze(d.title), analyze(piece)
+                    tx = list(chain.from_iterable(piece_terms[start:end]))
                     terms.append(tt + tx)
+                    analysed.append((tt, tx))
                     pairs.append((d.title, piece))
-                    fts.append((" ".join(tt), " ".join(tx)))
+                    fts.append((title_terms, " ".join(filter(None, piece_joined[start:end]))))
             sources = [d.source for d in docs]
             old_ids: list[str] = []
             for i in range(0, len(sources), 500):
@@ -602,8 +825,8 @@ class KnowledgeBase:
                                                    strict=True) if v is not None} for r in part]
                     col.upsert(ids=[r[0] for r in part], embeddings=vecs, metadatas=metas,
                                documents=[r[4] for r in part])
-                else:
-                    col.upsert(ids=[r[0] for r in part], embeddings=vecs, metadatas=[{"source": r[1]} for r in part])
+                else:  # embedded: the vector alone; SQLite has the rest (each metadata key costs Chroma time)
+                    col.upsert(ids=[r[0] for r in part], embeddings=vecs)
             t2 = time.perf_counter()
             generation = uuid.uuid4().hex
             raced = False
@@ -616,9 +839,12 @@ class KnowledgeBase:
             # 2. lexical side, one transaction
             db.execute("BEGIN IMMEDIATE")
             try:
+                before = self._meta("generation")
+                removed: list[int] = []
                 for i in range(0, len(sources), 500):
                     part = sources[i:i + 500]
                     marks = ",".join("?" * len(part))
+                    removed += [r[0] for r in db.execute(f"SELECT rid FROM chunks WHERE source IN ({marks})", part)]
                     db.execute("DELETE FROM chunks_fts WHERE rowid IN "
                                f"(SELECT rid FROM chunks WHERE source IN ({marks}))", part)
                     db.execute(f"DELETE FROM chunks WHERE source IN ({marks})", part)
@@ -638,11 +864,17 @@ class KnowledgeBase:
                     [(d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
                      for d in docs])
                 self._set_meta("generation", generation)
+                # This instance's in-memory BM25 follows its own write (another process's is seen by the stamp).
+                sizes = self._mem.row_sizes(db, base) if self._mem.key == before else None
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             self._n_cache = None
+            if sizes is not None:
+                self._mem.apply(generation, removed, sizes, [(base + i, *a) for i, a in enumerate(analysed)])
+            else:
+                self._mem.clear()
             t3 = time.perf_counter()
             for key, secs in (("chunk+analyse", t1 - t0), ("embed", t_embed), ("chroma", t2 - t1 - t_embed),
                               ("sqlite", t3 - t2)):
@@ -754,6 +986,7 @@ class KnowledgeBase:
             db.execute("DELETE FROM kb_meta")
             db.execute("COMMIT")
             self._n_cache = None
+            self._mem.clear()
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -789,12 +1022,32 @@ class KnowledgeBase:
         terms = list(dict.fromkeys(analyze(query)))[:64]
         if not terms:
             return []
+        with self._lock:
+            first, self._bm25_searched = not self._bm25_searched, True
+            if first and self._mem.lengths is None:
+                # One search alone (a `kb search` process) is faster in SQLite than importing numpy (~0.1 s)
+                # and reading the postings; the in-memory index pays off from the second search on.
+                got = None
+            else:
+                db = self._conn()
+                db.execute("BEGIN")  # one snapshot for the generation stamp and what is read under it
+                try:
+                    got = self._mem.top(db, terms, n) if self._mem.ensure(db, self._meta("generation")) else None
+                finally:
+                    db.execute("COMMIT")
+        if got is None:
+            return self._bm25_fts(terms, n)
+        rows, ideal = got
+        return [(rid, min(1.0, s / ideal) if ideal > 0 else 0.0) for rid, s in rows]
+
+    def _bm25_fts(self, terms: list[str], n: int) -> list[tuple[int, float]]:
+        """The same ranking by SQLite itself (equal scores by rowid, as in memory)."""
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         with self._lock:
             db = self._conn()
             rows = db.execute(
                 f"SELECT rowid, -bm25(chunks_fts, {TITLE_WEIGHT}, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                f"ORDER BY bm25(chunks_fts, {TITLE_WEIGHT}, 1.0) LIMIT ?", (match, n)).fetchall()
+                f"ORDER BY bm25(chunks_fts, {TITLE_WEIGHT}, 1.0), rowid LIMIT ?", (match, n)).fetchall()
             if not rows:
                 return []
             total = self._n_docs(db)
