@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.chunking import chunk_spans, chunk_text
+from utils.chunking import PIECE_SEP, chunk_spans, chunk_text
 from utils.kb import EmbeddingMismatch, KBError, KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def test_long_documents_become_overlapping_chunks(kb):
     chunks = sorted((h.chunk, h.text) for h in hits)
     assert [c for c, _ in chunks] == list(range(n))
     for (_, a), (_, b) in zip(chunks, chunks[1:], strict=False):
-        assert a.split(". ")[-1] in b  # the last sentence of a chunk opens the next one
+        assert a.split("\n\n")[-1] in b  # the last sentence of a chunk opens the next one
 
 
 def test_chunk_text_keeps_sentences_whole_and_sized():
@@ -196,11 +196,11 @@ def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks
     text = "\n\n".join(" ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30))
                        for p in range(6))
     pieces, spans = chunk_spans(text, target_words=60, overlap_words=15)
-    assert [" ".join(pieces[a:b]) for a, b in spans] == chunk_text(text, target_words=60, overlap_words=15)
+    assert [PIECE_SEP.join(pieces[a:b]) for a, b in spans] == chunk_text(text, target_words=60, overlap_words=15)
     assert len(spans) > 5 and all(a < b for a, b in spans)
     assert any(a < prev_end for (_, prev_end), (a, _) in zip(spans, spans[1:], strict=False))  # they overlap
     for a, b in spans:  # the KB analyses each piece once and joins the terms: the same as the whole chunk
-        assert [t for p in pieces[a:b] for t in analyze(p)] == analyze(" ".join(pieces[a:b]))
+        assert [t for p in pieces[a:b] for t in analyze(p)] == analyze(PIECE_SEP.join(pieces[a:b]))
     assert chunk_spans("") == ([], []) and chunk_spans("Two words.") == (["Two words."], [(0, 1)])
 
 
@@ -475,3 +475,12 @@ def test_default_search_is_at_least_as_good_as_bm25_on_hotpotqa(shared_eval, dat
     assert default["both@10"] >= bm25["both@10"]
     assert default["recall@10"] >= 0.85 and default["both@10"] >= 0.75
     kb.close()
+
+
+def test_chunks_keep_headings_and_paragraphs_apart():
+    short = "# Sourdough\n\nA starter is wild yeast.\nFeed it daily.\n\nBake when it doubles."
+    assert chunk_text(short) == ["# Sourdough\n\nA starter is wild yeast. Feed it daily.\n\nBake when it doubles."]
+    long = "# Title\n\n" + " ".join(f"Sentence {i} is here." for i in range(120)) + "\n\n## Next part\n\nMore."
+    chunks = chunk_text(long)
+    assert chunks[0].startswith("# Title\n\nSentence 0 is here.")
+    assert "\n\n## Next part\n\nMore." in chunks[-1]

@@ -15,8 +15,11 @@ Standard library only (uses utils.text.split_sentences).
 
 from __future__ import annotations
 
+import re
+
 from utils.text import split_sentences
 
+PIECE_SEP = "\n\n"  # between the sentences of a chunk: headings, list items and paragraphs stay apart
 TARGET_WORDS = 220
 OVERLAP_WORDS = 40
 MAX_WORDS = 320
@@ -49,15 +52,16 @@ def _check(target_words: int, overlap_words: int) -> None:
 
 def chunk_spans(text: str, target_words: int = TARGET_WORDS, overlap_words: int = OVERLAP_WORDS,
                 max_words: int = MAX_WORDS) -> tuple[list[str], list[tuple[int, int]]]:
-    """(pieces, spans): chunk i is " ".join(pieces[start:end]) for (start, end) = spans[i].
+    """(pieces, spans): chunk i is PIECE_SEP.join(pieces[start:end]) for (start, end) = spans[i].
 
     The same chunks as `chunk_text`; a short text (<= target_words words) is one piece, one chunk.
     """
     _check(target_words, overlap_words)
     max_words = max(max_words, target_words)
     head = text.split(None, target_words)  # stops early: no need to split a long text just to count
-    if len(head) <= target_words:  # one chunk: no need to find sentences
-        return ([" ".join(head)], [(0, 1)]) if head else ([], [])
+    if len(head) <= target_words:  # one chunk: no need to find sentences, but keep its paragraphs
+        paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+        return ([PIECE_SEP.join(paras)], [(0, 1)]) if paras else ([], [])
     pieces, sizes = _pieces(text, max_words)
     spans: list[tuple[int, int]] = []
     start = 0  # first piece of the chunk being built
@@ -91,4 +95,4 @@ def chunk_text(text: str, target_words: int = TARGET_WORDS, overlap_words: int =
                max_words: int = MAX_WORDS) -> list[str]:
     """Chunks of whole sentences, ~target_words long, consecutive chunks sharing ~overlap_words."""
     pieces, spans = chunk_spans(text, target_words, overlap_words, max_words)
-    return [" ".join(pieces[a:b]) for a, b in spans]
+    return [PIECE_SEP.join(pieces[a:b]) for a, b in spans]

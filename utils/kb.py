@@ -66,7 +66,7 @@ from itertools import chain
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from utils.chunking import chunk_spans
+from utils.chunking import PIECE_SEP, chunk_spans
 from utils.embeddings import EMBEDDINGS, HASH_DIM, analyze
 
 log = logging.getLogger(__name__)
@@ -794,7 +794,7 @@ class KnowledgeBase:
                 piece_terms = [analyze(p) for p in pieces]
                 piece_joined = [" ".join(t) for t in piece_terms]
                 for i, (start, end) in enumerate(spans):
-                    piece = " ".join(pieces[start:end])
+                    piece = PIECE_SEP.join(pieces[start:end])
                     rows.append((_chunk_id(d.source, d.doc_hash, i), d.source, i, d.title, piece, _sha(piece)[:16],
                                  d.doc_hash, d.source_type, now, d.session_id))
                     tx = list(chain.from_iterable(piece_terms[start:end]))
