@@ -132,14 +132,17 @@ class Cache:
                 log.warning("cache disabled: cannot rebuild %s (%s)", self.file, exc2)
                 self.enabled = False
 
-    def _quarantine(self, exc: BaseException) -> None:
-        assert self.file is not None
+    def _drop_conn(self) -> None:
         if self._conn is not None:
             try:
                 self._conn.close()
             except sqlite3.Error:
                 pass
             self._conn = None
+
+    def _quarantine(self, exc: BaseException) -> None:
+        assert self.file is not None
+        self._drop_conn()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         moved = self.file.with_name(f"{self.file.name}.corrupt-{stamp}-{os.getpid()}")
         try:
@@ -237,12 +240,7 @@ class Cache:
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.close()
-                except sqlite3.Error:
-                    pass
-                self._conn = None
+            self._drop_conn()
 
     def __repr__(self) -> str:
         state = str(self.file) if self.enabled else "disabled"
