@@ -72,8 +72,11 @@ def remap_decision(decision: dict, actions: list[str], query: str) -> dict:
 
 
 def _feedback_texts(shared, current_round_only: bool = False) -> list[str]:
+    """All feedback so far, or only the feedback that started the current round."""
     fb = shared["feedback_history"]
-    return [fb[-1]["text"]] if current_round_only and fb and round_iterations(shared) == 0 else [f["text"] for f in fb]
+    if current_round_only:
+        return [fb[-1]["text"]] if fb else []
+    return [f["text"] for f in fb]
 
 
 class QueryInput(SleuthNode):
@@ -294,13 +297,20 @@ class WebCrawl(ToolNode):
 
     tool = "crawl"
 
+    MAX_URLS = 8
+
     def prep(self, shared):
         pending = dict(shared["pending"])
         pending["session_id"] = shared["session_id"]
+        pending["visited"] = list(shared["visited_urls"])
         return pending
 
     def run_tool(self, pending):
-        urls = split_urls(pending["query_or_url"])[:8]
+        from utils.search import normalize_url
+
+        visited = set(pending["visited"])  # a list naming some visited URLs fetches only the new ones
+        urls = [u for u in dict.fromkeys(split_urls(pending["query_or_url"])) if normalize_url(u) not in visited]
+        urls = urls[: self.MAX_URLS]
         results = self.rt.tools.fetcher().fetch_many(urls)
         items, errors = [], []
         for r in results:

@@ -219,3 +219,17 @@ def test_search_fallback_and_its_errors_show_in_the_journey():
     h = shared["research_history"][0]
     assert h["tool_used"] == "google" and h["fallback_used"] and h["errors"][0]["kind"] == "rate_limited"
     assert "via google (fallback engine used; duckduckgo: rate_limited)" in shared["final_answer"]
+
+
+def test_crawl_list_fetches_only_urls_not_yet_visited():
+    engine = ScriptedEngine(
+        [
+            ("crawl_url", "https://example.org/a"),
+            ("crawl_url", "https://example.org/a https://example.org/b https://example.org/b"),
+            ("send_to_hitl", ""),
+        ],
+        confidences=[0.1, 0.2],
+    )
+    shared, rt = run(engine)
+    assert rt.tools.fetcher().calls == [["https://example.org/a"], ["https://example.org/b"]]
+    assert shared["stop_reason"] == "decided"
