@@ -83,10 +83,11 @@ def main() -> int:
             ans = normalize_answer(shared.get("answer") or "")
             golds = [q["answer"], *q.get("answer_aliases", [])]
             recall += any(normalize_answer(g) and normalize_answer(g) in ans for g in golds)
-            by_n = {src["n"]: src["url"] for src in shared["sources"]}
+            # A page counts whether it was read on the web (URL) or found in the KB (file path).
+            by_n = {src["n"]: "/wiki/" + src["url"].rsplit("/wiki/", 1)[-1] for src in shared["sources"]}
             cited = {by_n[int(n)] for n in re.findall(r"\[(\d+)\]", shared.get("answer") or "") if int(n) in by_n}
             found = set(by_n.values())
-            sup = {web.url + u for u in q["supporting_urls"]}
+            sup = set(q["supporting_urls"])
             both_cited += sup <= cited
             both_found += sup <= found
             steps.append(shared["iteration_count"])
