@@ -364,9 +364,15 @@ class WebCrawl(ToolNode):
 
 class KnowledgeBaseSearch(ToolNode):
     tool = "kb"
+    K = 6
+
+    def prep(self, shared):
+        return {**shared["pending"], "session_id": shared["session_id"]}
 
     def run_tool(self, pending):
-        hits = self.rt.tools.kb().search(pending["query_or_url"], k=6)
+        # Pages this very session read (research memory) are already among its sources: skip them.
+        hits = self.rt.tools.kb().search(pending["query_or_url"], k=self.K * 2)
+        hits = [h for h in hits if h.metadata.get("session_id") != pending["session_id"]][: self.K]
         items = [
             {
                 "url": h.source,

@@ -108,12 +108,19 @@ class FakeFetcher:
 class FakeKB:
     def __init__(self):
         self.added, self.queries = [], []
+        self.extra_hits: list = []
 
     def search(self, query, k=5):
         self.queries.append(query)
-        return [
-            SimpleNamespace(source="notes/a.md", title="Notes A", text=f"Notes about {query}.", id="a#0", score=0.9)
-        ]
+        hit = SimpleNamespace(
+            source="notes/a.md",
+            title="Notes A",
+            text=f"Notes about {query}.",
+            id="a#0",
+            score=0.9,
+            metadata={"session_id": None},
+        )
+        return [hit, *self.extra_hits]
 
     def add_document(self, **kw):
         self.added.append(kw)

@@ -233,3 +233,25 @@ def test_crawl_list_fetches_only_urls_not_yet_visited():
     shared, rt = run(engine)
     assert rt.tools.fetcher().calls == [["https://example.org/a"], ["https://example.org/b"]]
     assert shared["stop_reason"] == "decided"
+
+
+def test_kb_search_skips_pages_this_session_already_read():
+    from types import SimpleNamespace
+
+    tools = FakeTools()
+    engine = ScriptedEngine([("search_kb", "notes"), ("send_to_hitl", "")])
+    rt = make_rt(engine, fake_tools=tools)
+    shared = new_shared("What is in my notes?", engine=engine.name)
+    tools.kb().extra_hits = [
+        SimpleNamespace(
+            source="https://example.org/read-just-now",
+            title="Read",
+            text="Read.",
+            id="r#0",
+            score=0.95,
+            metadata={"session_id": shared["session_id"]},
+        )
+    ]
+    run_flow(rt, shared, "query")
+    assert [s["url"] for s in shared["sources"]] == ["notes/a.md"]
+    assert shared["research_history"][0]["retrieval_confidence"] == 0.9

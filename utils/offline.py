@@ -302,7 +302,7 @@ class OfflineEngine:
             )
         else:
             text = " ".join(f"{_sentence(f)} [{f['source']}]" for f in chosen)
-        conf = ctx.get("confidence", 0.0)
+        conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
         if chosen and conf < ctx.get("threshold", 0.7):
             text += (
                 f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', 0.7):.2f}: "
