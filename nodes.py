@@ -13,7 +13,7 @@ import time
 from pocketflow import Node
 
 from utils.loopguard import post_decision_check, pre_decision_stop, split_urls
-from utils.state import add_source, add_usage, now_iso, round_iterations
+from utils.state import add_candidates, add_source, add_usage, now_iso, round_iterations
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
 REMAP = {  # what to use instead when the chosen tool is not offered, in order of preference
@@ -239,18 +239,7 @@ class ToolNode(SleuthNode):
         return ANALYZE
 
     def update_urls(self, shared, out):
-        from utils.search import normalize_url
-
-        visited = set(shared["visited_urls"])
-        known = {c["norm"] for c in shared["candidate_urls"]}
-        for it in out.get("items", []):
-            if it.get("kind") == "snippet":
-                norm = normalize_url(it["url"])
-                if norm not in visited and norm not in known:
-                    known.add(norm)
-                    shared["candidate_urls"].append(
-                        {"url": it["url"], "norm": norm, "title": it.get("title", ""), "snippet": it.get("snippet", "")}
-                    )
+        add_candidates(shared, (it for it in out.get("items", []) if it.get("kind") == "snippet"))
 
 
 class _SearchNode(ToolNode):
@@ -430,8 +419,6 @@ class Analyzer(SleuthNode):
         return self.rt.engine.analyze(ctx)
 
     def post(self, shared, ctx, result):
-        from utils.search import normalize_url
-
         data = result.data
         add_usage(shared, result.usage)
         step = ctx["step"]
@@ -453,15 +440,7 @@ class Analyzer(SleuthNode):
                 )
         conf = float(data.get("confidence_score", 0.0))
         shared["confidence_score"] = conf
-        visited = set(shared["visited_urls"])
-        known_urls = {c["norm"] for c in shared["candidate_urls"]}
-        for u in data.get("new_potential_urls", []):
-            if not str(u).startswith(("http://", "https://")):
-                continue
-            norm = normalize_url(u)
-            if norm not in visited and norm not in known_urls:
-                known_urls.add(norm)
-                shared["candidate_urls"].append({"url": u, "norm": norm, "title": "", "snippet": ""})
+        add_candidates(shared, ({"url": u} for u in data.get("new_potential_urls", [])))
         shared["analyzer_reports"].append({**data, "step": step, "engine": result.engine, "fallback": result.fallback})
         shared["pending"] = {}
         self.rt.ui.analyzed(conf, len(shared["sources"]), len(shared["extracted_information"]), result.fallback)

@@ -61,6 +61,7 @@ class Fact(TypedDict, total=False):
     kind: str  # snippet | page | kb
     retrieval: float  # KB facts: the hit's retrieval score
 
+
 class Source(TypedDict, total=False):
     n: int  # citation number, 1-based, stable for the session
     title: str
@@ -195,6 +196,24 @@ def add_source(
         Source(n=n, title=title or url, url=url, kb_id=kb_id, tool=tool, kind=kind, snippet=snippet[:300])
     )
     return n
+
+
+def add_candidates(shared: Shared, entries) -> None:
+    """Remember URLs worth crawling ({"url", "title", "snippet"}), unless visited or already known."""
+    from utils.search import normalize_url
+
+    visited = set(shared["visited_urls"])
+    known = {c["norm"] for c in shared["candidate_urls"]}
+    for e in entries:
+        url = str(e.get("url", ""))
+        if not url.startswith(("http://", "https://")):
+            continue
+        norm = normalize_url(url)
+        if norm not in visited and norm not in known:
+            known.add(norm)
+            shared["candidate_urls"].append(
+                {"url": url, "norm": norm, "title": e.get("title", ""), "snippet": e.get("snippet", "")}
+            )
 
 
 def add_usage(shared: Shared, usage: dict | None) -> None:
