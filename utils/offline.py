@@ -213,13 +213,15 @@ class OfflineEngine:
         conf, cov = self._confidence(all_facts, weights)
 
         qterms = set(weights)
-        ent_terms = set().union(*(term_set(e) for e in salient_entities(all_facts, qterms))) if all_facts else set()
+        ents = salient_entities(all_facts, qterms)
+        ent_terms = set().union(*(term_set(e) for e in ents))
         urls: list[tuple[float, str]] = []
         for it in ctx.get("items", []):
             if it.get("kind") == "snippet" and it.get("url", "").startswith("http"):
                 urls.append((len(term_set(it.get("title", "") + " " + it.get("text", "")) & qterms) + 0.5, it["url"]))
             for link in it.get("links", [])[:300]:
-                s = len(_slug_terms(link) & qterms) + 1.5 * len(_slug_terms(link) & ent_terms)
+                slug = _slug_terms(link)
+                s = len(slug & qterms) + 1.5 * len(slug & ent_terms)
                 if s > 0:
                     urls.append((s, link))
         seen, new_urls = set(), []
@@ -229,7 +231,6 @@ class OfflineEngine:
                 new_urls.append(u)
         sources = {f["source"] for f in new_facts}
         suggestions = [f"read {u}" for u in new_urls[:2]]
-        ents = salient_entities(all_facts, qterms)
         if ents:
             suggestions.append(f"search for '{ents[0]}'")
         data = {
