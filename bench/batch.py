@@ -62,8 +62,17 @@ def run(jobs: int, questions: list[str], latency: float, web, data_dir: Path) ->
     from utils import batch
     from utils.config import Settings
 
-    settings = Settings(engine="offline", data_dir=data_dir, tools=("duckduckgo", "crawl"), ddg_url=web.search_url,
-                        allow_private_hosts=True, crawl_interval=0.0, no_cache=True, remember=False, confidence=0.99)
+    settings = Settings(
+        engine="offline",
+        data_dir=data_dir,
+        tools=("duckduckgo", "crawl"),
+        ddg_url=web.search_url,
+        allow_private_hosts=True,
+        crawl_interval=0.0,
+        no_cache=True,
+        remember=False,
+        confidence=0.99,
+    )
     import main
 
     real = main.make_runtime

@@ -56,8 +56,15 @@ def load_pages(sample: Path = SAMPLE, limit: int | None = None, split: str = "al
         path = sample / "html" / f"{page_id}.html.gz"
         if not path.is_file():
             continue
-        pages.append({"id": page_id, "html": gzip.decompress(path.read_bytes()), "url": truth[page_id].get("url", ""),
-                      "gold": truth[page_id]["articleBody"], "index": index})
+        pages.append(
+            {
+                "id": page_id,
+                "html": gzip.decompress(path.read_bytes()),
+                "url": truth[page_id].get("url", ""),
+                "gold": truth[page_id]["articleBody"],
+                "index": index,
+            }
+        )
         if limit and len(pages) >= limit:
             break
     return pages
@@ -82,9 +89,11 @@ def evaluate(name: str, fn: Callable[[bytes, str], str], pages: list[dict], wors
         "ms_mean": 1000 * statistics.mean(times),
         "ms_p95": 1000 * times[max(0, int(round(0.95 * len(times))) - 1)],
     }
-    print(f"{name:<24} P={result['precision']:.4f} R={result['recall']:.4f} F1={result['f1']:.4f} "
-          f"(even {result['f1_even']:.4f}, odd {result['f1_odd']:.4f})  "
-          f"{result['ms_mean']:6.1f} ms/page mean, {result['ms_p95']:6.1f} ms p95")
+    print(
+        f"{name:<24} P={result['precision']:.4f} R={result['recall']:.4f} F1={result['f1']:.4f} "
+        f"(even {result['f1_even']:.4f}, odd {result['f1_odd']:.4f})  "
+        f"{result['ms_mean']:6.1f} ms/page mean, {result['ms_p95']:6.1f} ms p95"
+    )
     for page, p, r, f in sorted(rows, key=lambda row: row[3])[:worst]:
         print(f"    {page['id'][:12]} P={p:.3f} R={r:.3f} F1={f:.3f} {page['url'][:80]}")
     return result
@@ -120,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baselines", action="store_true", help="skip trafilatura and get_text()")
     args = parser.parse_args(argv)
     if not (SAMPLE / "ground-truth.json").is_file():
-        print(f"error: evaluation data not found at {SAMPLE}\n"
-              "(expected ../shared/eval/article-extraction-sample next to the project; see ../shared/eval/README.md)",
-              file=sys.stderr)
+        print(
+            f"error: evaluation data not found at {SAMPLE}\n"
+            "(expected ../shared/eval/article-extraction-sample next to the project; see ../shared/eval/README.md)",
+            file=sys.stderr,
+        )
         return 2
     pages = load_pages(SAMPLE, args.pages, args.split)
     if not pages:

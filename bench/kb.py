@@ -150,8 +150,7 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
     from utils.kb import SEARCH_MODES, KnowledgeBase, _Doc, _sha
 
     texts = _synthetic_documents(n_chunks)
-    print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), default embedding, "
-          f"embedded Chroma")
+    print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), default embedding, embedded Chroma")
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         kb = KnowledgeBase(Path(tmp) / "kb")
@@ -176,8 +175,9 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
         print(f"  {n} chunks in {total:.2f} s = {total / n * 1e4:.2f} s per 10k chunks ({parts})")
 
         rng = random.Random(3)
-        query_sets = [("8 random words of a chunk", [" ".join(rng.sample(t.split(), 8))
-                                                      for t in _synthetic_chunks(n_queries)])]
+        query_sets = [
+            ("8 random words of a chunk", [" ".join(rng.sample(t.split(), 8)) for t in _synthetic_chunks(n_queries)])
+        ]
         if EVAL.is_dir():
             query_sets.append(("HotpotQA questions", [q["question"] for q in load_questions()]))
         for q in query_sets[0][1][:10]:
@@ -193,8 +193,10 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
                 p50, p95 = statistics.median(lat), float(np.percentile(lat, 95))
                 out[f"{mode} p50 ms, {label}"] = p50
                 out[f"{mode} p95 ms, {label}"] = p95
-                print(f"  query latency {mode}{tag}: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
-                      f"({len(lat)} {label}, k=5, {n} chunks)")
+                print(
+                    f"  query latency {mode}{tag}: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
+                    f"({len(lat)} {label}, k=5, {n} chunks)"
+                )
         recall = _neighbour_recall(kb, query_sets[-1][1])
         out["vector neighbour recall@10"] = recall
         print(f"  vector neighbour recall@10 against exact search: {recall:.3f} ({query_sets[-1][0]})")
@@ -221,14 +223,18 @@ def bench_quality() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         kb, report = build_eval_kb(Path(tmp) / "kb")
-        print(f"hotpotqa-dev100: ingested {report.files_added} pages -> {report.chunks_added} chunks in "
-              f"{time.perf_counter() - t:.1f} s; {len(questions)} questions, page-level top 10")
+        print(
+            f"hotpotqa-dev100: ingested {report.files_added} pages -> {report.chunks_added} chunks in "
+            f"{time.perf_counter() - t:.1f} s; {len(questions)} questions, page-level top 10"
+        )
         for mode in SEARCH_MODES:
             t = time.perf_counter()
             r = evaluate(kb, questions, mode)
             tag = "  <- default" if mode == DEFAULT_SEARCH_MODE else ""
-            print(f"  {mode:7s} recall@10 {r['recall@10']:.3f}  both@10 {r['both@10']:.2f}  "
-                  f"({(time.perf_counter() - t) / len(questions) * 1000:.1f} ms/question){tag}")
+            print(
+                f"  {mode:7s} recall@10 {r['recall@10']:.3f}  both@10 {r['both@10']:.2f}  "
+                f"({(time.perf_counter() - t) / len(questions) * 1000:.1f} ms/question){tag}"
+            )
         kb.close()
 
 

@@ -132,8 +132,15 @@ print("ok")
 
 def test_two_processes_write_at_once(data_dir):
     folder = data_dir / "cache"
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(ROOT), str(folder), tag],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for tag in ("a", "b")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(ROOT), str(folder), tag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("a", "b")
+    ]
     outs = [p.communicate(timeout=60) for p in procs]
     for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err

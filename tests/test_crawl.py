@@ -56,6 +56,7 @@ def html_route(title: str, body: str, content_type: str = "text/html; charset=ut
 
 # -- the happy path --------------------------------------------------------------------------------
 
+
 def test_html_page_is_fetched_and_extracted(site):
     site.routes["/article"] = html_route("Agents 101", "<p>Agents plan, act and observe.</p><a href='/next'>n</a>")
     res = make().fetch(site.url("/article#intro"))
@@ -64,8 +65,20 @@ def test_html_page_is_fetched_and_extracted(site):
     assert "Agents plan, act and observe." in res.text
     assert site.url("/next") in res.links
     d = res.to_dict()
-    for k in ("url", "final_url", "status", "title", "published", "text", "links", "error", "error_kind",
-              "content_type", "elapsed_ms", "from_cache"):
+    for k in (
+        "url",
+        "final_url",
+        "status",
+        "title",
+        "published",
+        "text",
+        "links",
+        "error",
+        "error_kind",
+        "content_type",
+        "elapsed_ms",
+        "from_cache",
+    ):
         assert k in d
     assert site.hits[-1] == ("GET", "/article")  # fragment never sent
 
@@ -117,8 +130,10 @@ def test_charset_from_http_header(site):
 
 
 def test_charset_from_meta_tag(site):
-    html = (f"<html><head><meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'>"
-            f"<title>Pangramme</title></head><body><p>{FRENCH}</p></body></html>")
+    html = (
+        f"<html><head><meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'>"
+        f"<title>Pangramme</title></head><body><p>{FRENCH}</p></body></html>"
+    )
     site.routes["/fr"] = lambda req: send(req, 200, html.encode("cp1252"), "text/html")
     res = make().fetch(site.url("/fr"))
     assert FRENCH in res.text
@@ -138,6 +153,7 @@ def test_decode_body_prefers_bom_and_survives_bad_labels():
 
 
 # -- content type and size ---------------------------------------------------------------------------
+
 
 def test_binary_content_is_skipped(site):
     site.routes["/logo.png"] = lambda req: send(req, 200, b"\x89PNG\r\n\x1a\n" + b"\x00" * 2000, "image/png")
@@ -195,6 +211,7 @@ def test_declared_huge_body_is_refused_before_reading(site):
 
 # -- timeouts -------------------------------------------------------------------------------------------
 
+
 def test_slow_drip_body_hits_the_deadline(site):
     stop = threading.Event()
 
@@ -244,6 +261,7 @@ def test_unreachable_host_is_a_network_error():
 
 # -- retries ----------------------------------------------------------------------------------------------
 
+
 def test_429_then_success_honours_retry_after(site):
     calls = []
 
@@ -268,8 +286,13 @@ def test_retry_after_http_date_is_honoured_and_capped(site):
     def route(req):
         calls.append(1)
         if len(calls) == 1:
-            send(req, 503, "", "text/plain", headers={"Retry-After": formatdate(__import__("time").time() + 3600,
-                                                                                  usegmt=True)})
+            send(
+                req,
+                503,
+                "",
+                "text/plain",
+                headers={"Retry-After": formatdate(__import__("time").time() + 3600, usegmt=True)},
+            )
         else:
             send(req, 200, page("ok", "x"))
 
@@ -296,6 +319,7 @@ def test_404_is_not_retried(site):
 
 
 # -- redirects -------------------------------------------------------------------------------------------
+
 
 def test_redirects_are_followed(site):
     site.routes["/old"] = lambda req: send(req, 301, "", headers={"Location": "/new"})
@@ -325,22 +349,26 @@ def test_too_many_redirects(site):
 
 # -- SSRF guard -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url, fragment", [
-    ("http://127.0.0.1/", "loopback"),
-    ("http://localhost:8080/admin", "loopback"),
-    ("http://[::1]/", "loopback"),
-    ("http://[::ffff:127.0.0.1]/", "loopback"),
-    ("http://10.1.2.3/", "private"),
-    ("http://192.168.0.10/", "private"),
-    ("http://169.254.169.254/latest/meta-data/", "link-local"),
-    ("http://[fe80::1]/", "link-local"),
-    ("http://224.0.0.1/", "multicast"),
-    ("http://0.0.0.0/", "unspecified"),
-    ("http://100.64.0.1/", "non-public"),
-    ("ftp://example.com/file", "scheme"),
-    ("file:///etc/passwd", "scheme"),
-    ("http:///nohost", "no host"),
-])
+
+@pytest.mark.parametrize(
+    "url, fragment",
+    [
+        ("http://127.0.0.1/", "loopback"),
+        ("http://localhost:8080/admin", "loopback"),
+        ("http://[::1]/", "loopback"),
+        ("http://[::ffff:127.0.0.1]/", "loopback"),
+        ("http://10.1.2.3/", "private"),
+        ("http://192.168.0.10/", "private"),
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://[fe80::1]/", "link-local"),
+        ("http://224.0.0.1/", "multicast"),
+        ("http://0.0.0.0/", "unspecified"),
+        ("http://100.64.0.1/", "non-public"),
+        ("ftp://example.com/file", "scheme"),
+        ("file:///etc/passwd", "scheme"),
+        ("http:///nohost", "no host"),
+    ],
+)
 def test_check_url_refuses_unsafe_targets(url, fragment):
     why = check_url(url)
     assert why is not None and fragment in why
@@ -364,6 +392,7 @@ def test_private_address_is_refused_without_a_request(site):
 
 def _public_test(site):
     """Resolver + dialer: 'public.test' looks public to the guard, but the socket lands on the local site."""
+
     def resolve(host, port):
         return [PUBLIC_IP] if host == "public.test" else default_resolve(host, port)
 
@@ -400,8 +429,9 @@ def test_dns_rebinding_is_caught_at_connect_time(site):
     def rebinding(host, port):
         return next(answers, ["127.0.0.1"])
 
-    res = make(allow_private_hosts=False, ignore_robots=True, resolve=rebinding,
-               dial=lambda ip, port: ("127.0.0.1", site.port)).fetch("http://rebind.test/")
+    res = make(
+        allow_private_hosts=False, ignore_robots=True, resolve=rebinding, dial=lambda ip, port: ("127.0.0.1", site.port)
+    ).fetch("http://rebind.test/")
     assert res.error_kind == "ssrf" and "loopback" in res.error
     assert site.hits == []
 
@@ -413,6 +443,7 @@ def test_invalid_urls_are_reported_not_raised(url):
 
 
 # -- robots.txt ------------------------------------------------------------------------------------------
+
 
 def test_robots_disallow_is_respected_and_can_be_ignored(site):
     site.routes["/robots.txt"] = lambda req: send(req, 200, "User-agent: *\nDisallow: /private/\n", "text/plain")
@@ -430,7 +461,8 @@ def test_robots_disallow_is_respected_and_can_be_ignored(site):
 
 def test_robots_rules_for_our_agent(site):
     site.routes["/robots.txt"] = lambda req: send(
-        req, 200, "User-agent: Sleuth\nDisallow: /\n\nUser-agent: *\nAllow: /\n", "text/plain")
+        req, 200, "User-agent: Sleuth\nDisallow: /\n\nUser-agent: *\nAllow: /\n", "text/plain"
+    )
     site.routes["/x"] = html_route("x", "x")
     assert make().fetch(site.url("/x")).error_kind == "robots"
 
@@ -457,6 +489,7 @@ def test_crawl_delay_spaces_requests(site):
 
 
 # -- politeness and concurrency ------------------------------------------------------------------------
+
 
 def test_requests_to_one_host_are_spaced(site):
     site.routes["/a"] = html_route("a", "a")
@@ -513,6 +546,7 @@ def test_fetch_many_reports_each_failure_in_place(site):
 
 # -- cache ------------------------------------------------------------------------------------------------
 
+
 def test_cache_hit_makes_no_request(site, data_dir):
     site.routes["/a"] = html_route("Cached", "<p>once</p>")
     cache = Cache(data_dir / "cache")
@@ -549,6 +583,7 @@ def test_fetch_result_round_trips():
 
 # -- TLS through the pinned connection -----------------------------------------------------------------
 
+
 def _tls_files(tmp_path, names: list[str]):
     """A throw-away CA and a server certificate for ``names``; returns (ca_pem, cert_pem, key_pem)."""
     x509 = pytest.importorskip("cryptography.x509")
@@ -561,23 +596,46 @@ def _tls_files(tmp_path, names: list[str]):
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sleuth test CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     pem = serialization.Encoding.PEM
     paths = (tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem")
     paths[0].write_bytes(ca.public_bytes(pem))
@@ -595,8 +653,9 @@ def test_https_through_the_pinned_connection_still_verifies_the_name(tmp_path, c
     ctx.load_cert_chain(cert, key)
     with LocalServer({"/secure": html_route("Secure page", "<p>over TLS</p>")}, ssl_context=ctx) as site:
         resolve, dial = _public_test(site)
-        res = make(allow_private_hosts=False, ignore_robots=True, resolve=resolve, dial=dial,
-                   verify=str(ca)).fetch("https://public.test/secure")
+        res = make(allow_private_hosts=False, ignore_robots=True, resolve=resolve, dial=dial, verify=str(ca)).fetch(
+            "https://public.test/secure"
+        )
     if ok:
         assert res.error is None and res.title == "Secure page" and res.final_url == "https://public.test/secure"
     else:

@@ -13,18 +13,36 @@ import pytest
 
 from utils.extract import Extracted, extract
 
-P1 = ("The city council voted on Tuesday to approve a new budget for public transport, ending months of debate "
-      "between the mayor and the opposition over the cost of the tram extension.")
-P2 = ("Under the plan, ticket prices will stay frozen for two years, while the council borrows to pay for new "
-      "rolling stock and longer platforms on the busiest lines.")
-P3 = ("Critics said the borrowing would burden future budgets, but the transport committee argued that the "
-      "extension would pay for itself within fifteen years through higher ridership.")
+P1 = (
+    "The city council voted on Tuesday to approve a new budget for public transport, ending months of debate "
+    "between the mayor and the opposition over the cost of the tram extension."
+)
+P2 = (
+    "Under the plan, ticket prices will stay frozen for two years, while the council borrows to pay for new "
+    "rolling stock and longer platforms on the busiest lines."
+)
+P3 = (
+    "Critics said the borrowing would burden future budgets, but the transport committee argued that the "
+    "extension would pay for itself within fifteen years through higher ridership."
+)
 P4 = "The mayor welcomed the decision."  # a short one-line paragraph inside the article
 SUBHEAD = "What happens next"
 BOILERPLATE = [
-    "We use cookies", "Accept all", "Example Times", "World news", "Share on Facebook", "Tweet this",
-    "Other story about a different topic", "teaser summary", "Great article", "Leave a reply", "All rights reserved",
-    "Sign up for our newsletter", "Advertisement", "Skip to content", "By Jane Doe",
+    "We use cookies",
+    "Accept all",
+    "Example Times",
+    "World news",
+    "Share on Facebook",
+    "Tweet this",
+    "Other story about a different topic",
+    "teaser summary",
+    "Great article",
+    "Leave a reply",
+    "All rights reserved",
+    "Sign up for our newsletter",
+    "Advertisement",
+    "Skip to content",
+    "By Jane Doe",
 ]
 
 SEMANTIC_PAGE = f"""<!DOCTYPE html>
@@ -117,10 +135,10 @@ def test_article_text_kept_and_boilerplate_removed(page):
 
 def test_cjk_article_wins_over_a_longer_latin_blurb():
     # 30 CJK characters say about as much as 90 Latin ones: the story must beat the 150-character blurb
-    paragraphs = ["市议会周二投票批准了新的公共交通预算，"
-                  "结束了市长与反对派之间持续数月的争论。",
-                  "根据计划，票价将在两年内保持不变，"
-                  "议会将借款购买新的列车并延长站台。"]
+    paragraphs = [
+        "市议会周二投票批准了新的公共交通预算，结束了市长与反对派之间持续数月的争论。",
+        "根据计划，票价将在两年内保持不变，议会将借款购买新的列车并延长站台。",
+    ]
     links = "".join(f'<li><a href="/n{i}">Latest headline number {i}</a></li>' for i in range(8))
     html = f"""<html><body><div class="story"><p>{paragraphs[0]}</p><p>{paragraphs[1]}</p></div>
     <div><ul>{links}</ul></div>
@@ -167,22 +185,35 @@ def test_br_separated_text_and_list_items():
     paragraphs = _paragraphs(extract(html).text)
     assert paragraphs[0] == f"{P1}\n{P2}"  # a single <br> is a line break, <br><br> a new paragraph
     assert paragraphs[1] == P3
-    assert paragraphs[2:] == [f"{P4} It came after a long night of talks.",
-                              "Ticket prices stay frozen for two more years."]
+    assert paragraphs[2:] == [
+        f"{P4} It came after a long night of talks.",
+        "Ticket prices stay frozen for two more years.",
+    ]
 
 
-@pytest.mark.parametrize("head, expected", [
-    ('<meta property="article:published_time" content="2024-03-05T10:15:00+01:00">', "2024-03-05T10:15:00+01:00"),
-    ('<meta name="pubdate" content="20240305">', "2024-03-05"),
-    ('<script type="application/ld+json">{"@context": "https://schema.org", "@graph": [{"@type": "WebPage"},'
-     ' {"@type": "NewsArticle", "datePublished": "2023-11-19T07:03:25Z"}]}</script>', "2023-11-19T07:03:25Z"),
-    ('<script type="application/ld+json">[{"@type": "Article", "datePublished": "2022-01-31"}]</script>',
-     "2022-01-31"),
-    ('<meta itemprop="datePublished" content="2021-06-01T08:00:00+0200">', "2021-06-01T08:00:00+02:00"),
-    ('<script type="application/ld+json">//<![CDATA[\n{"datePublished": "Tue, 19 Nov 2019 10:00:00 GMT"}\n//]]>'
-     "</script>", "2019-11-19"),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "head, expected",
+    [
+        ('<meta property="article:published_time" content="2024-03-05T10:15:00+01:00">', "2024-03-05T10:15:00+01:00"),
+        ('<meta name="pubdate" content="20240305">', "2024-03-05"),
+        (
+            '<script type="application/ld+json">{"@context": "https://schema.org", "@graph": [{"@type": "WebPage"},'
+            ' {"@type": "NewsArticle", "datePublished": "2023-11-19T07:03:25Z"}]}</script>',
+            "2023-11-19T07:03:25Z",
+        ),
+        (
+            '<script type="application/ld+json">[{"@type": "Article", "datePublished": "2022-01-31"}]</script>',
+            "2022-01-31",
+        ),
+        ('<meta itemprop="datePublished" content="2021-06-01T08:00:00+0200">', "2021-06-01T08:00:00+02:00"),
+        (
+            '<script type="application/ld+json">//<![CDATA[\n{"datePublished": "Tue, 19 Nov 2019 10:00:00 GMT"}\n//]]>'
+            "</script>",
+            "2019-11-19",
+        ),
+        ("", None),
+    ],
+)
 def test_published_date_from_metadata(head, expected):
     html = f"<html><head>{head}</head><body><p>{P1}</p></body></html>"
     assert extract(html).published == expected
@@ -228,14 +259,20 @@ def test_links_are_absolute_deduplicated_and_in_document_order():
 def test_links_resolve_against_page_url_without_base():
     html = '<html><body><a href="next.html">n</a><a href="/root">r</a><a href="?page=2">p</a></body></html>'
     assert extract(html, "http://127.0.0.1:8000/wiki/A.html").links == [
-        "http://127.0.0.1:8000/wiki/next.html", "http://127.0.0.1:8000/root", "http://127.0.0.1:8000/wiki/A.html?page=2"]
+        "http://127.0.0.1:8000/wiki/next.html",
+        "http://127.0.0.1:8000/root",
+        "http://127.0.0.1:8000/wiki/A.html?page=2",
+    ]
 
 
-@pytest.mark.parametrize("declaration", [
-    '<meta charset="windows-1252">',
-    '<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">',
-    "",  # undeclared and not valid UTF-8: falls back to cp1252
-])
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        '<meta charset="windows-1252">',
+        '<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">',
+        "",  # undeclared and not valid UTF-8: falls back to cp1252
+    ],
+)
 def test_bytes_are_decoded_with_the_declared_or_fallback_charset(declaration):
     body = f"<p>Caf\u00e9 cr\u00e8me \u201cquoted\u201d \u2013 na\u00efve r\u00e9sum\u00e9. {P1}</p>"
     data = f"<html><head>{declaration}<title>Caf\u00e9</title></head><body>{body}</body></html>".encode("cp1252")
@@ -252,18 +289,37 @@ def test_utf8_bytes_without_declaration():
 PNG_BYTES = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + bytes(range(256)) * 4
 
 
-@pytest.mark.parametrize("garbage", [
-    "", b"", "   \n ", b"\x00\x00\x00", b"\xff\xfe\xfd\x80\x81", PNG_BYTES, "<html></html>", "<?xml?>",
-    "<html><body><script>only a script</script><style>p {}</style></body></html>", None, 42,
-])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        "",
+        b"",
+        "   \n ",
+        b"\x00\x00\x00",
+        b"\xff\xfe\xfd\x80\x81",
+        PNG_BYTES,
+        "<html></html>",
+        "<?xml?>",
+        "<html><body><script>only a script</script><style>p {}</style></body></html>",
+        None,
+        42,
+    ],
+)
 def test_empty_or_garbage_input_gives_empty_result_without_raising(garbage):
     assert extract(garbage) == Extracted()  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("odd", [
-    "<<<>>><!--", "</p></div></body>", "<div>" * 5000 + "deep", "<a href='//[bad-ipv6'>x</a><a href='/ok'>ok</a>",
-    b'<meta charset="no-such-charset"><p>text</p>', '<?xml version="1.0" encoding="ISO-8859-1"?><p>x</p>',
-])
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "<<<>>><!--",
+        "</p></div></body>",
+        "<div>" * 5000 + "deep",
+        "<a href='//[bad-ipv6'>x</a><a href='/ok'>ok</a>",
+        b'<meta charset="no-such-charset"><p>text</p>',
+        '<?xml version="1.0" encoding="ISO-8859-1"?><p>x</p>',
+    ],
+)
 def test_malformed_markup_is_handled_without_errors(odd, caplog):
     result = extract(odd, "https://example.com/")
     assert isinstance(result, Extracted)

@@ -39,8 +39,18 @@ def lines(text: str) -> list[dict]:
 
 
 def test_json_lines_have_the_documented_shape(site, data_dir, capsys):
-    code = fetch_cli.main([site.url("/guide"), site.url("/gone"), "--json", "--allow-private-hosts",
-                           "--crawl-interval", "0", "--data-dir", str(data_dir)])
+    code = fetch_cli.main(
+        [
+            site.url("/guide"),
+            site.url("/gone"),
+            "--json",
+            "--allow-private-hosts",
+            "--crawl-interval",
+            "0",
+            "--data-dir",
+            str(data_dir),
+        ]
+    )
     out, err = capsys.readouterr()
     rows = lines(out)
     assert code == 1
@@ -77,8 +87,9 @@ def test_robots_are_obeyed_unless_ignored(site, data_dir, capsys):
     code = fetch_cli.main([site.url("/members"), "--json", "--allow-private-hosts", "--data-dir", str(data_dir)])
     assert code == 1 and lines(capsys.readouterr().out)[0]["error_kind"] == "robots"
     assert site.count("/members") == 0
-    code = fetch_cli.main([site.url("/members"), "--json", "--allow-private-hosts", "--ignore-robots",
-                           "--data-dir", str(data_dir)])
+    code = fetch_cli.main(
+        [site.url("/members"), "--json", "--allow-private-hosts", "--ignore-robots", "--data-dir", str(data_dir)]
+    )
     assert code == 0 and lines(capsys.readouterr().out)[0]["title"] == "Members"
 
 
@@ -101,9 +112,23 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_runs_as_a_module(site, data_dir):
-    proc = subprocess.run([sys.executable, "-m", "utils.fetch_cli", site.url("/guide"), "ftp://nope/", "--json",
-                           "--allow-private-hosts", "--data-dir", str(data_dir)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "utils.fetch_cli",
+            site.url("/guide"),
+            "ftp://nope/",
+            "--json",
+            "--allow-private-hosts",
+            "--data-dir",
+            str(data_dir),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     rows = lines(proc.stdout)
     assert rows[0]["title"] == "Research guide" and rows[1]["error_kind"] == "invalid_url"

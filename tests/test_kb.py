@@ -40,16 +40,23 @@ def write_corpus(folder: Path) -> Path:
     (folder / "notes" / "volcano.txt").write_text(
         "Eyjafjallajokull is a volcano in Iceland. Its eruption in April 2010 threw an ash cloud into the "
         "atmosphere that closed European airspace for six days and stranded millions of air travellers.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (folder / "sourdough.md").write_text(
         "# Sourdough baking\n\nA sourdough starter is a culture of wild yeast and lactic acid bacteria. "
         "Feed the starter with equal weights of flour and water every day, and bake when it doubles in size.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (folder / "antikythera.html").write_text(HTML, encoding="utf-8")
-    (folder / "photosynthesis.pdf").write_bytes(make_pdf([
-        "Photosynthesis takes place in the chloroplasts of plant cells.",
-        "Chlorophyll absorbs sunlight and turns carbon dioxide and water into glucose and oxygen.",
-    ], title="Photosynthesis notes"))
+    (folder / "photosynthesis.pdf").write_bytes(
+        make_pdf(
+            [
+                "Photosynthesis takes place in the chloroplasts of plant cells.",
+                "Chlorophyll absorbs sunlight and turns carbon dioxide and water into glucose and oxygen.",
+            ],
+            title="Photosynthesis notes",
+        )
+    )
     (folder / "blob.txt").write_bytes(b"\x00\x01\x02binary\x00garbage" * 50)
     (folder / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf at all")
     (folder / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n")
@@ -132,7 +139,8 @@ def test_a_changed_file_replaces_its_old_chunks(kb, corpus):
     n = kb.count()
     (corpus / "notes" / "volcano.txt").write_text(
         "Mount Vesuvius destroyed Pompeii and Herculaneum in the year 79 when it buried them in ash.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     report = kb.ingest_paths([corpus])
     assert (report.files_replaced, report.files_unchanged) == (1, 3)
     assert kb.count() == n
@@ -143,8 +151,10 @@ def test_a_changed_file_replaces_its_old_chunks(kb, corpus):
 
 
 def test_long_documents_become_overlapping_chunks(kb):
-    sentences = [f"Fact number {i} says the {w} glows at night." for i, w in
-                 enumerate(["moon", "lamp", "firefly", "star", "screen", "candle"] * 40)]
+    sentences = [
+        f"Fact number {i} says the {w} glows at night."
+        for i, w in enumerate(["moon", "lamp", "firefly", "star", "screen", "candle"] * 40)
+    ]
     n = kb.add_document(source="https://example.org/long", title="Long page", text=" ".join(sentences))
     assert n >= 5
     hits = kb.search("fact number 117 firefly", k=n)
@@ -165,8 +175,9 @@ def test_chunk_text_keeps_sentences_whole_and_sized():
 def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks():
     from utils.embeddings import analyze
 
-    text = "\n\n".join(" ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30))
-                       for p in range(6))
+    text = "\n\n".join(
+        " ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30)) for p in range(6)
+    )
     pieces, spans = chunk_spans(text, target_words=60, overlap_words=15)
     assert [PIECE_SEP.join(pieces[a:b]) for a, b in spans] == chunk_text(text, target_words=60, overlap_words=15)
     assert len(spans) > 5 and all(a < b for a, b in spans)
@@ -181,16 +192,20 @@ def test_hash_vectors_do_not_depend_on_the_batch():
 
     from utils.embeddings import hash_vectors
 
-    texts = [f"Record {i}: the {['red', 'green', 'blue'][i % 3]} kite number {i * 7} flew over hill {i % 11}."
-             for i in range(1100)] + ["", "the of and"]  # past the 512 rows hashed at a time; empty vectors too
+    texts = [
+        f"Record {i}: the {['red', 'green', 'blue'][i % 3]} kite number {i * 7} flew over hill {i % 11}."
+        for i in range(1100)
+    ] + ["", "the of and"]  # past the 512 rows hashed at a time; empty vectors too
     batch = hash_vectors(texts)
     one_by_one = np.vstack([hash_vectors([t]) for t in texts[:3] + texts[510:515] + texts[-3:]])
     assert np.array_equal(batch[[0, 1, 2, 510, 511, 512, 513, 514, 1099, 1100, 1101]], one_by_one)
     assert not batch[-1].any() and not batch[-2].any()
 
 
-WORDS = ("amber basalt cedar delta ember fjord garnet harbor indigo jasper kelp lagoon marble nectar onyx "
-         "pumice quartz reef slate tundra umber violet willow xenon yarrow zephyr").split()
+WORDS = (
+    "amber basalt cedar delta ember fjord garnet harbor indigo jasper kelp lagoon marble nectar onyx "
+    "pumice quartz reef slate tundra umber violet willow xenon yarrow zephyr"
+).split()
 
 
 def _page(i: int) -> str:
@@ -206,16 +221,27 @@ def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[str]:
     match = " OR ".join(f'"{t}"' for t in dict.fromkeys(analyze(query)))
     con = sqlite3.connect(kb.lexical_file)
     try:
-        return [r[0] for r in con.execute(
-            "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
-            "ORDER BY bm25(chunks_fts, 2.0, 1.0), chunks_fts.rowid LIMIT ?", (match, k))]
+        return [
+            r[0]
+            for r in con.execute(
+                "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
+                "ORDER BY bm25(chunks_fts, 2.0, 1.0), chunks_fts.rowid LIMIT ?",
+                (match, k),
+            )
+        ]
     finally:
         con.close()
 
 
 def test_bm25_ranks_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
-    queries = ["amber cedar fjord", "quartz reef slate willow", "zephyr", "Page 7 garnet harbor lagoon",
-               "snake_case_2 umber", "nothing-like-this"]
+    queries = [
+        "amber cedar fjord",
+        "quartz reef slate willow",
+        "zephyr",
+        "Page 7 garnet harbor lagoon",
+        "snake_case_2 umber",
+        "nothing-like-this",
+    ]
 
     def check(who: KnowledgeBase) -> None:
         for q in queries:
@@ -251,8 +277,15 @@ def test_add_document_stores_a_page_once(kb):
     assert kb.count() == 1
     hit = kb.search("okapi striped legs", k=1)[0]
     assert (hit.source_type, hit.metadata["session_id"]) == ("web", "s1")
-    assert kb.add_document(source="https://zoo.example/okapi", title="Okapi",
-                           text="The okapi's closest living relative is the giraffe.", source_type="feedback") == 1
+    assert (
+        kb.add_document(
+            source="https://zoo.example/okapi",
+            title="Okapi",
+            text="The okapi's closest living relative is the giraffe.",
+            source_type="feedback",
+        )
+        == 1
+    )
     assert kb.count() == 1
     assert "closest living relative" in kb.search("okapi", k=1)[0].text
     assert kb.stats()["by_source_type"] == {"feedback": {"sources": 1, "chunks": 1}}
@@ -411,8 +444,11 @@ def test_one_instance_shared_by_threads(kb):
     def worker(n: int) -> None:
         try:
             for i in range(5):
-                kb.add_document(source=f"https://t{n}.example/{i}", title=f"Page {n}-{i}",
-                                text=f"Thread {n} wrote page {i} about topic{n}x{i} and shared knowledge.")
+                kb.add_document(
+                    source=f"https://t{n}.example/{i}",
+                    title=f"Page {n}-{i}",
+                    text=f"Thread {n} wrote page {i} about topic{n}x{i} and shared knowledge.",
+                )
                 kb.search(f"topic{n}x{i}", k=2)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)

@@ -52,8 +52,9 @@ def test_ingest_then_stats(capsys, corpus, data_dir):
 def test_search_prints_hits_with_scores_and_sources(capsys, corpus, data_dir):
     main(["ingest", str(corpus), "--data-dir", str(data_dir)])
     capsys.readouterr()
-    rc, out, _ = run(capsys, "search", "Which volcano closed European airspace?", "-k", "2", "--data-dir",
-                     str(data_dir))
+    rc, out, _ = run(
+        capsys, "search", "Which volcano closed European airspace?", "-k", "2", "--data-dir", str(data_dir)
+    )
     assert rc == 0
     first = out.splitlines()[0]
     assert first.startswith("1. [") and "volcano.txt" in first
@@ -66,15 +67,22 @@ def test_search_prints_hits_with_scores_and_sources(capsys, corpus, data_dir):
 def test_search_a_question_set_from_stdin_as_json_lines(capsys, corpus, data_dir, monkeypatch):
     main(["ingest", str(corpus), "--data-dir", str(data_dir)])
     capsys.readouterr()
-    questions = ["Which volcano closed European airspace?", "", "ancient Greek computer with gears",
-                 "where does photosynthesis happen"]
+    questions = [
+        "Which volcano closed European airspace?",
+        "",
+        "ancient Greek computer with gears",
+        "where does photosynthesis happen",
+    ]
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(questions) + "\n"))
     rc, out, _ = run(capsys, "search", "-", "--json", "-k", "3", "--data-dir", str(data_dir))
     assert rc == 0
     lines = [json.loads(x) for x in out.splitlines()]
     assert [x["query"] for x in lines] == [q for q in questions if q]
-    assert [Path(x["hits"][0]["source"]).name for x in lines] == ["volcano.txt", "antikythera.html",
-                                                                  "photosynthesis.pdf"]
+    assert [Path(x["hits"][0]["source"]).name for x in lines] == [
+        "volcano.txt",
+        "antikythera.html",
+        "photosynthesis.pdf",
+    ]
     for x in lines:
         for h in x["hits"]:
             assert {"rank", "score", "source", "title", "chunk", "text"} <= set(h)
@@ -111,12 +119,22 @@ def test_search_on_an_empty_kb_says_so(capsys, data_dir):
 def test_cli_in_a_real_process_with_a_pipe(corpus, data_dir):
     """Non-TTY stderr: no progress bar, plain lines; stdin question set in one process."""
     code = "import sys; from utils.kb_cli import main; sys.exit(main(sys.argv[1:]))"
-    ing = subprocess.run([sys.executable, "-c", code, "ingest", str(corpus), "--data-dir", str(data_dir)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    ing = subprocess.run(
+        [sys.executable, "-c", code, "ingest", str(corpus), "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ing.returncode == 1 and "\x1b[" not in ing.stderr and "error:" in ing.stderr
-    se = subprocess.run([sys.executable, "-c", code, "search", "-", "--json", "--data-dir", str(data_dir)],
-                        input="volcano airspace\nsourdough flour water\n", cwd=ROOT, capture_output=True,
-                        text=True, timeout=120)
+    se = subprocess.run(
+        [sys.executable, "-c", code, "search", "-", "--json", "--data-dir", str(data_dir)],
+        input="volcano airspace\nsourdough flour water\n",
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert se.returncode == 0, se.stderr
     names = [Path(json.loads(x)["hits"][0]["source"]).name for x in se.stdout.splitlines()]
     assert names == ["volcano.txt", "sourdough.md"]

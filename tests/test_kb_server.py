@@ -89,8 +89,12 @@ def test_ingest_and_search_through_a_server(chroma_url, collection, tmp_path):
 def test_a_second_machine_sees_the_same_kb(chroma_url, collection, tmp_path, monkeypatch):
     monkeypatch.setattr(kbmod, "SERVER_SYNC_SECONDS", 0.0)  # check the server's stamp on every call
     a = KnowledgeBase(tmp_path / "a" / "kb", chroma_url=chroma_url, collection=collection)
-    a.add_document(source="https://x.example/tea", title="Tea",
-                   text="Oolong tea is partially oxidised, between green and black tea.", session_id="s9")
+    a.add_document(
+        source="https://x.example/tea",
+        title="Tea",
+        text="Oolong tea is partially oxidised, between green and black tea.",
+        session_id="s9",
+    )
     b = KnowledgeBase(tmp_path / "b" / "kb", chroma_url=chroma_url, collection=collection)  # empty local cache
     hit = b.search("partially oxidised tea", k=1)[0]
     assert (hit.source, hit.title, hit.metadata["session_id"]) == ("https://x.example/tea", "Tea", "s9")

@@ -77,28 +77,48 @@ def engines():
 
 # -- normalize_url -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("raw, expected", [
-    ("HTTPS://WWW.Example.COM/Path/", "https://example.com/Path"),
-    ("http://example.com:80/a", "http://example.com/a"),
-    ("https://example.com:443", "https://example.com/"),
-    ("https://example.com:8443/a", "https://example.com:8443/a"),
-    ("https://example.com/a#section-2", "https://example.com/a"),
-    ("https://example.com/", "https://example.com/"),
-    ("https://example.com", "https://example.com/"),
-    ("https://example.com/a?utm_source=x&utm_medium=y&b=2&a=1&gclid=z&fbclid=q", "https://example.com/a?a=1&b=2"),
-    ("https://example.com/a?ref=hn&mc_cid=1&mc_eid=2&igshid=3&yclid=4&msclkid=5&_hsenc=6&_hsmi=7&id=9",
-     "https://example.com/a?id=9"),
-    ("https://example.com/a?UTM_Campaign=x", "https://example.com/a"),
-    ("  https://example.com/a  ", "https://example.com/a"),
-    ("https://[2001:DB8::1]:443/x/", "https://[2001:db8::1]/x"),
-    ("https://example.com//a//b/", "https://example.com/a/b"),
-])
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("HTTPS://WWW.Example.COM/Path/", "https://example.com/Path"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443", "https://example.com/"),
+        ("https://example.com:8443/a", "https://example.com:8443/a"),
+        ("https://example.com/a#section-2", "https://example.com/a"),
+        ("https://example.com/", "https://example.com/"),
+        ("https://example.com", "https://example.com/"),
+        ("https://example.com/a?utm_source=x&utm_medium=y&b=2&a=1&gclid=z&fbclid=q", "https://example.com/a?a=1&b=2"),
+        (
+            "https://example.com/a?ref=hn&mc_cid=1&mc_eid=2&igshid=3&yclid=4&msclkid=5&_hsenc=6&_hsmi=7&id=9",
+            "https://example.com/a?id=9",
+        ),
+        ("https://example.com/a?UTM_Campaign=x", "https://example.com/a"),
+        ("  https://example.com/a  ", "https://example.com/a"),
+        ("https://[2001:DB8::1]:443/x/", "https://[2001:db8::1]/x"),
+        ("https://example.com//a//b/", "https://example.com/a/b"),
+    ],
+)
 def test_normalize_url(raw, expected):
     assert normalize_url(raw) == expected
 
 
-@pytest.mark.parametrize("junk", ["", "   ", "not a url", "mailto:someone@example.com", "http://[::1", "http://",
-                                  "https://example.com:99999/", "javascript:alert(1)", None, 42, "\x00\x01"])
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "",
+        "   ",
+        "not a url",
+        "mailto:someone@example.com",
+        "http://[::1",
+        "http://",
+        "https://example.com:99999/",
+        "javascript:alert(1)",
+        None,
+        42,
+        "\x00\x01",
+    ],
+)
 def test_normalize_url_never_raises(junk):
     out = normalize_url(junk)
     assert isinstance(out, str)
@@ -112,6 +132,7 @@ def test_normalize_url_makes_variants_equal():
 
 
 # -- DuckDuckGo ---------------------------------------------------------------------------------
+
 
 def test_duckduckgo_results_are_parsed(engines):
     out = engines.client(google=False).search("duckduckgo", "llm agents")
@@ -161,8 +182,9 @@ def test_duckduckgo_429_is_rate_limited_and_google_takes_over(engines):
 
 def test_duckduckgo_bot_check_page_counts_as_rate_limited(engines):
     engines.ddg_status = 202
-    engines.ddg_body = ("<html><body><div class='anomaly-modal'>Unfortunately, bots use DuckDuckGo too.</div>"
-                        "</body></html>")
+    engines.ddg_body = (
+        "<html><body><div class='anomaly-modal'>Unfortunately, bots use DuckDuckGo too.</div></body></html>"
+    )
     out = engines.client(google=False).search("duckduckgo", "q")
     assert out.results == [] and out.tool_used is None
     assert out.errors[0]["kind"] == "rate_limited"
@@ -177,24 +199,29 @@ def test_empty_duckduckgo_page_is_no_results_not_rate_limited(engines):
 
 # -- Google Custom Search ------------------------------------------------------------------------
 
+
 def test_google_results_are_parsed_without_network_discovery(engines):
     out = engines.client().search("google", "llm agents")
     assert out.tool_used == "google" and not out.fallback_used
     assert [(r.title, r.url, r.snippet, r.rank) for r in out.results] == [
         ("Google one", "https://g.example/one", "Snippet one", 1),
-        ("Google two", "https://g.example/two", "Snippet two", 2)]
+        ("Google two", "https://g.example/two", "Snippet two", 2),
+    ]
     assert engines.ddg_hits == 0
     assert "q=llm+agents" in engines.queries[0] and "cx=test-cx" in engines.queries[0]
     assert "key=test-key" in engines.queries[0]
 
 
-@pytest.mark.parametrize("status, body, kind", [
-    (403, cse_error(403, "forbidden", "This project does not have access to Custom Search JSON API."), "auth"),
-    (400, cse_error(400, "badRequest", "API key not valid."), "auth"),
-    (500, cse_error(500, "backendError", "Backend Error"), "error"),
-    (429, cse_error(429, "rateLimitExceeded", "Quota exceeded for quota metric 'Queries'."), "rate_limited"),
-    (403, cse_error(403, "dailyLimitExceeded", "Daily Limit Exceeded"), "rate_limited"),
-])
+@pytest.mark.parametrize(
+    "status, body, kind",
+    [
+        (403, cse_error(403, "forbidden", "This project does not have access to Custom Search JSON API."), "auth"),
+        (400, cse_error(400, "badRequest", "API key not valid."), "auth"),
+        (500, cse_error(500, "backendError", "Backend Error"), "error"),
+        (429, cse_error(429, "rateLimitExceeded", "Quota exceeded for quota metric 'Queries'."), "rate_limited"),
+        (403, cse_error(403, "dailyLimitExceeded", "Daily Limit Exceeded"), "rate_limited"),
+    ],
+)
 def test_google_errors_fall_back_to_duckduckgo(engines, status, body, kind):
     engines.cse_status, engines.cse_body = status, body
     out = engines.client().search("google", "llm agents")
@@ -222,6 +249,7 @@ def test_google_is_offered_only_when_configured(engines):
 
 
 # -- fallback, merging, failure ------------------------------------------------------------------
+
 
 def test_fewer_than_two_results_triggers_fallback_and_merge_dedups(engines):
     # Google finds one page; DuckDuckGo finds the same page (with www and tracking) plus others.
@@ -268,6 +296,7 @@ def test_bad_input_is_reported_not_raised(engines):
 
 
 # -- cache -----------------------------------------------------------------------------------------
+
 
 def test_cache_hit_makes_no_request(engines, data_dir):
     cache = Cache(data_dir / "cache")

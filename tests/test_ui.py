@@ -35,8 +35,16 @@ def test_rich_ui_never_interprets_markup_or_escapes_from_pages():
     ui._start = lambda: None  # no live panel here (its redraws are exercised through the pty tests)
     ui.started({"original_query": EVIL, "session_id": "s"})
     ui.step(1, 8, "search_duckduckgo", EVIL)
-    ui.step_done({"step": 1, "action": "search_duckduckgo", "query_or_url": EVIL, "ok": True, "results": 2,
-                  "tool_used": "duckduckgo"})
+    ui.step_done(
+        {
+            "step": 1,
+            "action": "search_duckduckgo",
+            "query_or_url": EVIL,
+            "ok": True,
+            "results": 2,
+            "tool_used": "duckduckgo",
+        }
+    )
     ui.analyzed(0.5, 2, 3)
     ui.report(f"# q\n\n## Answer\n\n{EVIL} [1]\n\n## Key sources\n\n- [1] {EVIL} \u2014 https://x.test/\n")
     ui.finish()

@@ -83,8 +83,13 @@ class LocalServer:
             return sum(1 for _, p in self.hits if urlsplit(p).path == path)
 
 
-def send(req: BaseHTTPRequestHandler, status: int = 200, body: bytes | str = b"", content_type: str = "text/html",
-         headers: dict[str, str] | None = None) -> None:
+def send(
+    req: BaseHTTPRequestHandler,
+    status: int = 200,
+    body: bytes | str = b"",
+    content_type: str = "text/html",
+    headers: dict[str, str] | None = None,
+) -> None:
     data = body.encode("utf-8") if isinstance(body, str) else body
     req.send_response(status)
     if content_type:
@@ -103,6 +108,7 @@ def page(title: str, body: str) -> str:
 
 # -- fake search engines -------------------------------------------------------------------
 
+
 def ddg_html(results: list[tuple[str, str, str]]) -> str:
     """Markup shaped like html.duckduckgo.com's result page: (title, url, snippet) triples."""
     items = []
@@ -117,25 +123,36 @@ def ddg_html(results: list[tuple[str, str, str]]) -> str:
     <div class="clear"></div>
   </div>
 </div>""")
-    return ("<!DOCTYPE html><html><head><title>q at DuckDuckGo</title></head><body><div id=\"links\" "
-            f"class=\"results\">{''.join(items)}</div></body></html>")
+    return (
+        '<!DOCTYPE html><html><head><title>q at DuckDuckGo</title></head><body><div id="links" '
+        f'class="results">{"".join(items)}</div></body></html>'
+    )
 
 
 def cse_json(results: list[tuple[str, str, str]]) -> dict:
     """A Custom Search JSON API response body."""
-    return {"kind": "customsearch#search",
-            "items": [{"kind": "customsearch#result", "title": t, "link": u, "snippet": s} for t, u, s in results]}
+    return {
+        "kind": "customsearch#search",
+        "items": [{"kind": "customsearch#result", "title": t, "link": u, "snippet": s} for t, u, s in results],
+    }
 
 
 def cse_error(status: int, reason: str, message: str) -> dict:
-    return {"error": {"code": status, "message": message, "errors": [{"message": message, "domain": "global",
-                                                                       "reason": reason}]}}
+    return {
+        "error": {
+            "code": status,
+            "message": message,
+            "errors": [{"message": message, "domain": "global", "reason": reason}],
+        }
+    }
 
 
 # -- a minimal PDF ---------------------------------------------------------------------------
 
+
 def make_pdf(lines: list[str], title: str = "") -> bytes:
     """A valid one-page PDF with Helvetica text lines (and optional /Title metadata)."""
+
     def esc(s: str) -> str:
         return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 

@@ -70,8 +70,13 @@ class Cache:
     without sleeping.
     """
 
-    def __init__(self, path: str | os.PathLike | None, ttl: float = 86400.0, enabled: bool = True,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        path: str | os.PathLike | None,
+        ttl: float = 86400.0,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.time,
+    ):
         self.ttl = float(ttl)
         self.enabled = bool(enabled) and path is not None
         self.clock = clock
@@ -191,8 +196,9 @@ class Cache:
         k = canonical_key(key)
 
         def op(conn: sqlite3.Connection):
-            row = conn.execute("SELECT created, value FROM entries WHERE namespace=? AND key=?",
-                               (namespace, k)).fetchone()
+            row = conn.execute(
+                "SELECT created, value FROM entries WHERE namespace=? AND key=?", (namespace, k)
+            ).fetchone()
             if row is None:
                 return None
             created, value = row
@@ -216,8 +222,10 @@ class Cache:
         now = self.clock()
 
         def op(conn: sqlite3.Connection):
-            conn.execute("INSERT OR REPLACE INTO entries(namespace, key, created, value) VALUES (?,?,?,?)",
-                         (namespace, k, now, data))
+            conn.execute(
+                "INSERT OR REPLACE INTO entries(namespace, key, created, value) VALUES (?,?,?,?)",
+                (namespace, k, now, data),
+            )
             self._writes += 1
             if self._writes % _PURGE_EVERY == 0:
                 conn.execute("DELETE FROM entries WHERE created < ?", (now - self.ttl,))

@@ -39,7 +39,7 @@ def _pieces(text: str, max_words: int) -> tuple[list[str], list[int]]:
             continue
         words = sent.split(" ")
         for i in range(0, n, max_words):
-            part = words[i:i + max_words]
+            part = words[i : i + max_words]
             pieces.append(" ".join(part))
             sizes.append(len(part))
     return pieces, sizes
@@ -50,8 +50,9 @@ def _check(target_words: int, overlap_words: int) -> None:
         raise ValueError("need target_words >= 1 and 0 <= overlap_words < target_words")
 
 
-def chunk_spans(text: str, target_words: int = TARGET_WORDS, overlap_words: int = OVERLAP_WORDS,
-                max_words: int = MAX_WORDS) -> tuple[list[str], list[tuple[int, int]]]:
+def chunk_spans(
+    text: str, target_words: int = TARGET_WORDS, overlap_words: int = OVERLAP_WORDS, max_words: int = MAX_WORDS
+) -> tuple[list[str], list[tuple[int, int]]]:
     """(pieces, spans): chunk i is PIECE_SEP.join(pieces[start:end]) for (start, end) = spans[i].
 
     The same chunks as `chunk_text`; a short text (<= target_words words) is one piece, one chunk.
@@ -82,17 +83,21 @@ def chunk_spans(text: str, target_words: int = TARGET_WORDS, overlap_words: int 
         size += n
     end = len(sizes)
     if end - start > carried:
-        fresh_words = sum(sizes[start + carried:end])
-        if spans and fresh_words < target_words // 4 and \
-                sum(sizes[spans[-1][0]:spans[-1][1]]) + fresh_words <= max_words:
+        fresh_words = sum(sizes[start + carried : end])
+        if (
+            spans
+            and fresh_words < target_words // 4
+            and sum(sizes[spans[-1][0] : spans[-1][1]]) + fresh_words <= max_words
+        ):
             spans[-1] = (spans[-1][0], end)  # a short tail joins the previous chunk
         else:
             spans.append((start, end))
     return pieces, spans
 
 
-def chunk_text(text: str, target_words: int = TARGET_WORDS, overlap_words: int = OVERLAP_WORDS,
-               max_words: int = MAX_WORDS) -> list[str]:
+def chunk_text(
+    text: str, target_words: int = TARGET_WORDS, overlap_words: int = OVERLAP_WORDS, max_words: int = MAX_WORDS
+) -> list[str]:
     """Chunks of whole sentences, ~target_words long, consecutive chunks sharing ~overlap_words."""
     pieces, spans = chunk_spans(text, target_words, overlap_words, max_words)
     return [PIECE_SEP.join(pieces[a:b]) for a, b in spans]

@@ -58,10 +58,19 @@ from utils.search import normalize_url
 log = logging.getLogger(__name__)
 
 DEFAULT_UA = "Sleuth/0.1 (+https://github.com/sleuth-research/sleuth; research agent)"
-ERROR_KINDS = ("invalid_url", "ssrf", "robots", "timeout", "too_large", "content_type", "http", "network",
-               "redirects", "decode")
-ALLOWED_TYPES = {"text/html": "html", "application/xhtml+xml": "html", "text/plain": "text",
-                 "application/pdf": "pdf"}
+ERROR_KINDS = (
+    "invalid_url",
+    "ssrf",
+    "robots",
+    "timeout",
+    "too_large",
+    "content_type",
+    "http",
+    "network",
+    "redirects",
+    "decode",
+)
+ALLOWED_TYPES = {"text/html": "html", "application/xhtml+xml": "html", "text/plain": "text", "application/pdf": "pdf"}
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 ROBOTS_MAX_BYTES = 512_000
 MAX_PDF_PAGES = 300
@@ -91,26 +100,46 @@ class FetchResult:
         return self.error is None
 
     def to_dict(self) -> dict:
-        return {"url": self.url, "final_url": self.final_url, "status": self.status, "title": self.title,
-                "published": self.published, "text": self.text, "links": list(self.links), "error": self.error,
-                "error_kind": self.error_kind, "content_type": self.content_type, "elapsed_ms": self.elapsed_ms,
-                "from_cache": self.from_cache}
+        return {
+            "url": self.url,
+            "final_url": self.final_url,
+            "status": self.status,
+            "title": self.title,
+            "published": self.published,
+            "text": self.text,
+            "links": list(self.links),
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "content_type": self.content_type,
+            "elapsed_ms": self.elapsed_ms,
+            "from_cache": self.from_cache,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> FetchResult:
-        return cls(url=str(d.get("url", "")), final_url=str(d.get("final_url", "")), status=d.get("status"),
-                   title=str(d.get("title") or ""), published=d.get("published"), text=str(d.get("text") or ""),
-                   links=[str(x) for x in d.get("links") or []], content_type=str(d.get("content_type") or ""),
-                   error=d.get("error"), error_kind=d.get("error_kind"), elapsed_ms=int(d.get("elapsed_ms") or 0),
-                   from_cache=bool(d.get("from_cache")))
+        return cls(
+            url=str(d.get("url", "")),
+            final_url=str(d.get("final_url", "")),
+            status=d.get("status"),
+            title=str(d.get("title") or ""),
+            published=d.get("published"),
+            text=str(d.get("text") or ""),
+            links=[str(x) for x in d.get("links") or []],
+            content_type=str(d.get("content_type") or ""),
+            error=d.get("error"),
+            error_kind=d.get("error_kind"),
+            elapsed_ms=int(d.get("elapsed_ms") or 0),
+            from_cache=bool(d.get("from_cache")),
+        )
 
 
 class FetchError(Exception):
     """A fetch failed; ``kind`` is one of ERROR_KINDS. Deliberately not an OSError, so it passes
     straight through urllib3/requests when raised from inside a connection."""
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None, final_url: str = "",
-                 content_type: str = ""):
+    def __init__(
+        self, kind: str, message: str, *, status: int | None = None, final_url: str = "", content_type: str = ""
+    ):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -121,8 +150,14 @@ class FetchError(Exception):
 
 # -- address checks ------------------------------------------------------------------------
 
-_IP_CLASSES = (("is_unspecified", "unspecified"), ("is_loopback", "loopback"), ("is_link_local", "link-local"),
-               ("is_multicast", "multicast"), ("is_private", "private"), ("is_reserved", "reserved"))
+_IP_CLASSES = (
+    ("is_unspecified", "unspecified"),
+    ("is_loopback", "loopback"),
+    ("is_link_local", "link-local"),
+    ("is_multicast", "multicast"),
+    ("is_private", "private"),
+    ("is_reserved", "reserved"),
+)
 
 
 def ip_refusal(ip: str) -> str | None:
@@ -172,8 +207,9 @@ def _split_url(url: str) -> tuple[str, str, int]:
     except ValueError as exc:
         raise FetchError("invalid_url", f"invalid URL {url!r}: {exc}") from None
     if scheme not in ("http", "https"):
-        raise FetchError("invalid_url", f"unsupported URL scheme {scheme or '(none)'!r} in {url!r}; "
-                                        "only http and https are fetched")
+        raise FetchError(
+            "invalid_url", f"unsupported URL scheme {scheme or '(none)'!r} in {url!r}; only http and https are fetched"
+        )
     if not host:
         raise FetchError("invalid_url", f"no host in URL {url!r}")
     if any(ord(c) < 32 or ord(c) == 127 for c in url):
@@ -196,8 +232,10 @@ def _vet_host(host: str, port: int, allow_private_hosts: bool, resolve: Resolver
             why = ip_refusal(ip)
             if why:
                 shown = host if host == ip else f"{host} ({ip})"
-                raise FetchError("ssrf", f"refused: {shown} is {why}; use --allow-private-hosts to fetch "
-                                         "loopback or private addresses")
+                raise FetchError(
+                    "ssrf",
+                    f"refused: {shown} is {why}; use --allow-private-hosts to fetch loopback or private addresses",
+                )
     return ips
 
 
@@ -354,6 +392,7 @@ def _retry_after(value: str | None) -> float | None:
 
 # -- the pinned transport ---------------------------------------------------------------------
 
+
 def _pinned_adapter(fetcher: Fetcher):
     """A requests adapter whose connections only ever go to addresses the Fetcher has vetted."""
     from requests.adapters import HTTPAdapter
@@ -369,11 +408,13 @@ def _pinned_adapter(fetcher: Fetcher):
         for ip in ips:
             addr = fetcher.dial(ip, conn.port) if fetcher.dial else (ip, conn.port)
             try:
-                return u3conn.create_connection(addr, conn.timeout, source_address=conn.source_address,
-                                                socket_options=conn.socket_options)
+                return u3conn.create_connection(
+                    addr, conn.timeout, source_address=conn.source_address, socket_options=conn.socket_options
+                )
             except TimeoutError as exc:
-                raise ConnectTimeoutError(conn, f"Connection to {host} timed out. (connect timeout={conn.timeout})") \
-                    from exc
+                raise ConnectTimeoutError(
+                    conn, f"Connection to {host} timed out. (connect timeout={conn.timeout})"
+                ) from exc
             except OSError as exc:
                 last = exc
         raise NewConnectionError(conn, f"Failed to establish a new connection: {last}")
@@ -402,16 +443,33 @@ def _pinned_adapter(fetcher: Fetcher):
 
 # -- the fetcher -----------------------------------------------------------------------------
 
+
 class Fetcher:
     """Fetch pages safely and politely; share one instance across threads and jobs."""
 
-    def __init__(self, *, allow_private_hosts: bool = False, ignore_robots: bool = False, cache: Cache | None = None,
-                 user_agent: str = DEFAULT_UA, connect_timeout: float = 5.0, read_timeout: float = 15.0,
-                 deadline: float = 30.0, max_bytes: int = 5_000_000, max_redirects: int = 5,
-                 per_host_interval: float = 1.0, max_retries: int = 2, backoff_base: float = 1.0,
-                 max_backoff: float = 30.0, concurrency: int = 4, resolve: Resolver | None = None,
-                 dial: Dialer | None = None, verify: bool | str = True, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        *,
+        allow_private_hosts: bool = False,
+        ignore_robots: bool = False,
+        cache: Cache | None = None,
+        user_agent: str = DEFAULT_UA,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 15.0,
+        deadline: float = 30.0,
+        max_bytes: int = 5_000_000,
+        max_redirects: int = 5,
+        per_host_interval: float = 1.0,
+        max_retries: int = 2,
+        backoff_base: float = 1.0,
+        max_backoff: float = 30.0,
+        concurrency: int = 4,
+        resolve: Resolver | None = None,
+        dial: Dialer | None = None,
+        verify: bool | str = True,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.allow_private_hosts = bool(allow_private_hosts)
         self.ignore_robots = bool(ignore_robots)
         self.cache = cache if cache is not None else Cache.disabled()
@@ -444,8 +502,9 @@ class Fetcher:
     @classmethod
     def from_settings(cls, settings: Any, cache: Cache | None = None, **kw: Any) -> Fetcher:
         kw.setdefault("per_host_interval", getattr(settings, "crawl_interval", 1.0))
-        return cls(allow_private_hosts=settings.allow_private_hosts, ignore_robots=settings.ignore_robots,
-                   cache=cache, **kw)
+        return cls(
+            allow_private_hosts=settings.allow_private_hosts, ignore_robots=settings.ignore_robots, cache=cache, **kw
+        )
 
     # -- public API --------------------------------------------------------------------------
 
@@ -457,8 +516,14 @@ class Fetcher:
             with self._slots:
                 result = self._fetch(url)
         except FetchError as exc:
-            result = FetchResult(url=url, final_url=exc.final_url or url, status=exc.status,
-                                 content_type=exc.content_type, error=exc.message, error_kind=exc.kind)
+            result = FetchResult(
+                url=url,
+                final_url=exc.final_url or url,
+                status=exc.status,
+                content_type=exc.content_type,
+                error=exc.message,
+                error_kind=exc.kind,
+            )
         except Exception as exc:  # noqa: BLE001 - a bug or an unexpected library error must not escape
             log.debug("fetch %s failed", url, exc_info=True)
             result = FetchResult(url=url, final_url=url, error=f"{type(exc).__name__}: {exc}", error_kind="network")
@@ -512,11 +577,13 @@ class Fetcher:
             adapter = _pinned_adapter(self)
             s.mount("http://", adapter)
             s.mount("https://", adapter)
-            s.headers.update({
-                "User-Agent": self.user_agent,
-                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1",
-                "Accept-Language": "en;q=0.9,*;q=0.5",
-            })
+            s.headers.update(
+                {
+                    "User-Agent": self.user_agent,
+                    "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1",
+                    "Accept-Language": "en;q=0.9,*;q=0.5",
+                }
+            )
             self._local.session = s
         return s
 
@@ -535,8 +602,11 @@ class Fetcher:
                         exc.message = f"redirect to {current} {exc.message}"
                     raise
             if check_robots and not self._robots_allow(current):
-                raise FetchError("robots", f"disallowed by robots.txt: {current} (use --ignore-robots to override)",
-                                 final_url=current)
+                raise FetchError(
+                    "robots",
+                    f"disallowed by robots.txt: {current} (use --ignore-robots to override)",
+                    final_url=current,
+                )
             resp = self._request(current, retries=retries, pace=pace)
             if resp.status_code in REDIRECT_CODES and resp.headers.get("Location"):
                 location = resp.headers["Location"]
@@ -544,15 +614,21 @@ class Fetcher:
                 try:
                     nxt = _drop_fragment(urljoin(current, location.strip()))
                 except ValueError:
-                    raise FetchError("invalid_url", f"bad redirect Location {location!r}", final_url=current,
-                                     status=resp.status_code) from None
+                    raise FetchError(
+                        "invalid_url", f"bad redirect Location {location!r}", final_url=current, status=resp.status_code
+                    ) from None
                 if urlsplit(nxt).scheme.lower() not in ("http", "https"):
-                    raise FetchError("invalid_url", f"redirect to unsupported URL {nxt!r}", final_url=current,
-                                     status=resp.status_code)
+                    raise FetchError(
+                        "invalid_url",
+                        f"redirect to unsupported URL {nxt!r}",
+                        final_url=current,
+                        status=resp.status_code,
+                    )
                 norm = normalize_url(nxt)
                 if norm in seen:
-                    raise FetchError("redirects", f"redirect loop: {current} -> {nxt}", final_url=nxt,
-                                     status=resp.status_code)
+                    raise FetchError(
+                        "redirects", f"redirect loop: {current} -> {nxt}", final_url=nxt, status=resp.status_code
+                    )
                 seen.add(norm)
                 current = nxt
                 continue
@@ -569,17 +645,20 @@ class Fetcher:
             if pace:
                 self._pace(host_key)
             try:
-                resp = self._session().get(url, timeout=(self.connect_timeout, self.read_timeout),
-                                           allow_redirects=False, stream=True)
+                resp = self._session().get(
+                    url, timeout=(self.connect_timeout, self.read_timeout), allow_redirects=False, stream=True
+                )
             except FetchError as exc:
                 exc.final_url = exc.final_url or url
                 raise
             except requests.exceptions.ConnectTimeout:
-                raise FetchError("timeout", f"connect timeout after {self.connect_timeout:g}s: {url}",
-                                 final_url=url) from None
+                raise FetchError(
+                    "timeout", f"connect timeout after {self.connect_timeout:g}s: {url}", final_url=url
+                ) from None
             except requests.exceptions.ReadTimeout:
-                raise FetchError("timeout", f"no response within {self.read_timeout:g}s: {url}", final_url=url) \
-                    from None
+                raise FetchError(
+                    "timeout", f"no response within {self.read_timeout:g}s: {url}", final_url=url
+                ) from None
             except requests.exceptions.InvalidURL as exc:
                 raise FetchError("invalid_url", f"invalid URL {url!r}: {exc}", final_url=url) from None
             except requests.exceptions.RequestException as exc:
@@ -587,7 +666,7 @@ class Fetcher:
             status = resp.status_code
             if (status == 429 or 500 <= status <= 599) and attempt < retries:
                 hinted = _retry_after(resp.headers.get("Retry-After"))
-                delay = hinted if hinted is not None else self.backoff_base * (2 ** attempt)
+                delay = hinted if hinted is not None else self.backoff_base * (2**attempt)
                 delay = min(max(delay, 0.0), self.max_backoff)
                 resp.close()
                 log.info("HTTP %s from %s; retrying in %.1fs", status, url, delay)
@@ -613,21 +692,41 @@ class Fetcher:
         mime, charset = parse_content_type(resp.headers.get("Content-Type"))
         if status >= 400 or status in REDIRECT_CODES:
             reason = getattr(resp, "reason", "") or ""
-            raise FetchError("http", f"HTTP {status} {reason}".strip() + f" for {final_url}", status=status,
-                             final_url=final_url, content_type=mime)
+            raise FetchError(
+                "http",
+                f"HTTP {status} {reason}".strip() + f" for {final_url}",
+                status=status,
+                final_url=final_url,
+                content_type=mime,
+            )
         if mime and mime not in ALLOWED_TYPES:
-            raise FetchError("content_type", f"skipped: content type {mime} is not text, HTML or PDF",
-                             status=status, final_url=final_url, content_type=mime)
+            raise FetchError(
+                "content_type",
+                f"skipped: content type {mime} is not text, HTML or PDF",
+                status=status,
+                final_url=final_url,
+                content_type=mime,
+            )
         length = resp.headers.get("Content-Length")
         if length and length.strip().isdigit() and int(length) > self.max_bytes:
-            raise FetchError("too_large", f"skipped: {int(length)} bytes is over the {self.max_bytes}-byte limit",
-                             status=status, final_url=final_url, content_type=mime)
+            raise FetchError(
+                "too_large",
+                f"skipped: {int(length)} bytes is over the {self.max_bytes}-byte limit",
+                status=status,
+                final_url=final_url,
+                content_type=mime,
+            )
         body = self._read_body(resp, final_url, status, mime)
         if not mime:
             mime = _sniff(body)
             if mime not in ALLOWED_TYPES:
-                raise FetchError("content_type", "skipped: binary content without a content type", status=status,
-                                 final_url=final_url, content_type=mime)
+                raise FetchError(
+                    "content_type",
+                    "skipped: binary content without a content type",
+                    status=status,
+                    final_url=final_url,
+                    content_type=mime,
+                )
         kind = ALLOWED_TYPES[mime]
         result = FetchResult(url=url, final_url=final_url, status=status, content_type=mime)
         try:
@@ -642,8 +741,13 @@ class Fetcher:
         except FetchError:
             raise
         except Exception as exc:  # noqa: BLE001 - malformed documents
-            raise FetchError("decode", f"could not read the {mime} document: {type(exc).__name__}: {exc}",
-                             status=status, final_url=final_url, content_type=mime) from None
+            raise FetchError(
+                "decode",
+                f"could not read the {mime} document: {type(exc).__name__}: {exc}",
+                status=status,
+                final_url=final_url,
+                content_type=mime,
+            ) from None
         return result
 
     @staticmethod
@@ -673,25 +777,50 @@ class Fetcher:
         raw = resp.raw
         while True:
             if time.monotonic() > deadline_at:
-                raise FetchError("timeout", f"download took longer than {self.deadline:g}s: {final_url}",
-                                 status=status, final_url=final_url, content_type=mime)
+                raise FetchError(
+                    "timeout",
+                    f"download took longer than {self.deadline:g}s: {final_url}",
+                    status=status,
+                    final_url=final_url,
+                    content_type=mime,
+                )
             try:
                 chunk = raw.read1(65536, decode_content=True)
             except (ReadTimeoutError, TimeoutError):
-                raise FetchError("timeout", f"body stalled for more than {self.read_timeout:g}s: {final_url}",
-                                 status=status, final_url=final_url, content_type=mime) from None
+                raise FetchError(
+                    "timeout",
+                    f"body stalled for more than {self.read_timeout:g}s: {final_url}",
+                    status=status,
+                    final_url=final_url,
+                    content_type=mime,
+                ) from None
             except DecodeError as exc:
-                raise FetchError("decode", f"bad content encoding: {_short(exc)}", status=status,
-                                 final_url=final_url, content_type=mime) from None
+                raise FetchError(
+                    "decode",
+                    f"bad content encoding: {_short(exc)}",
+                    status=status,
+                    final_url=final_url,
+                    content_type=mime,
+                ) from None
             except (ProtocolError, OSError) as exc:
-                raise FetchError("network", f"connection broken while reading {final_url}: {_short(exc)}",
-                                 status=status, final_url=final_url, content_type=mime) from None
+                raise FetchError(
+                    "network",
+                    f"connection broken while reading {final_url}: {_short(exc)}",
+                    status=status,
+                    final_url=final_url,
+                    content_type=mime,
+                ) from None
             if not chunk:
                 return bytes(buf)
             buf += chunk
             if len(buf) > cap:
-                raise FetchError("too_large", f"stopped reading: body is over the {cap}-byte limit",
-                                 status=status, final_url=final_url, content_type=mime)
+                raise FetchError(
+                    "too_large",
+                    f"stopped reading: body is over the {cap}-byte limit",
+                    status=status,
+                    final_url=final_url,
+                    content_type=mime,
+                )
 
     # -- robots.txt --------------------------------------------------------------------------
 

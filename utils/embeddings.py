@@ -53,6 +53,7 @@ class EmbeddingUnavailable(RuntimeError):
 # Text analysis shared by the hash embedding and the lexical (BM25) index
 # --------------------------------------------------------------------------------------------
 
+
 class _TermMap(dict):
     """token -> index term ('' for stopwords and 1-letter tokens); filled on first sight."""
 
@@ -147,7 +148,7 @@ def hash_vectors_from_terms(term_lists: list[list[str]], dim: int = HASH_DIM):
     ends = np.cumsum(lengths)
     for r0 in range(0, n, _BLOCK_ROWS):
         r1 = min(n, r0 + _BLOCK_ROWS)
-        h = hashes[ends[r0] - lengths[r0]:ends[r1 - 1]]
+        h = hashes[ends[r0] - lengths[r0] : ends[r1 - 1]]
         if not len(h):
             continue
         row = np.repeat(np.arange(r1 - r0, dtype=np.int64), lengths[r0:r1])
@@ -330,10 +331,12 @@ def embedding_classes() -> dict[str, type]:
                 client = self._get_client()
                 out = []
                 for i in range(0, len(texts), 100):  # the API takes at most 100 texts per call
-                    batch = texts[i:i + 100]
+                    batch = texts[i : i + 100]
                     resp = client.models.embed_content(
-                        model=self.model, contents=batch,
-                        config=types.EmbedContentConfig(task_type=task, output_dimensionality=self.dim))
+                        model=self.model,
+                        contents=batch,
+                        config=types.EmbedContentConfig(task_type=task, output_dimensionality=self.dim),
+                    )
                     for emb in resp.embeddings or []:
                         v = np.asarray(emb.values, dtype=np.float32)
                         norm = float(np.linalg.norm(v)) or 1.0
@@ -363,8 +366,9 @@ def embedding_classes() -> dict[str, type]:
 
             @staticmethod
             def build_from_config(config: dict) -> SleuthGeminiEmbedding:
-                return SleuthGeminiEmbedding(model=config.get("model", GEMINI_MODEL),
-                                             dim=int(config.get("dim", GEMINI_DIM)))
+                return SleuthGeminiEmbedding(
+                    model=config.get("model", GEMINI_MODEL), dim=int(config.get("dim", GEMINI_DIM))
+                )
 
         _classes.update(hash=SleuthHashEmbedding, minilm=SleuthMiniLMEmbedding, gemini=SleuthGeminiEmbedding)
         return _classes

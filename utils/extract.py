@@ -78,7 +78,7 @@ def decode_html(data: bytes) -> str:
     boms = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
     for bom, enc in boms:
         if data.startswith(bom):
-            return data[len(bom):].decode(enc, "replace")
+            return data[len(bom) :].decode(enc, "replace")
     declared = _declared_charset(data)
     if declared:
         try:
@@ -111,8 +111,14 @@ def _parser():
     if parser is None:
         from lxml import etree
 
-        parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, no_network=True,
-                                  default_doctype=False, collect_ids=False)
+        parser = etree.HTMLParser(
+            encoding="utf-8",
+            remove_comments=True,
+            remove_pis=True,
+            no_network=True,
+            default_doctype=False,
+            collect_ids=False,
+        )
         _local.parser = parser
     return parser
 
@@ -177,13 +183,16 @@ def _title(root, meta: dict[str, str]) -> str:
     return page_title
 
 
-_MONTHS = {m: i for i, m in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
-_ISO_RE = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
-                     r"\s*(Z|[+-]\d{2}:?\d{2})?)?")
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+_ISO_RE = re.compile(
+    r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+    r"\s*(Z|[+-]\d{2}:?\d{2})?)?"
+)
 _COMPACT_RE = re.compile(r"^\s*(\d{4})(\d{2})(\d{2})(?:T?(\d{2})(\d{2})(\d{2})?)?\b")
-_TEXT_DATE_RE = re.compile(r"\b(?:(\d{1,2})\s+([A-Za-z]{3})[a-z]*\.?,?\s+(\d{4})"  # 5 March 2024
-                           r"|([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}))\b")  # March 5th, 2024
+_TEXT_DATE_RE = re.compile(
+    r"\b(?:(\d{1,2})\s+([A-Za-z]{3})[a-z]*\.?,?\s+(\d{4})"  # 5 March 2024
+    r"|([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}))\b"
+)  # March 5th, 2024
 
 
 def _norm_date(value: str | None) -> str | None:
@@ -218,10 +227,26 @@ def _norm_date(value: str | None) -> str | None:
     return None
 
 
-_DATE_META_KEYS = ("article:published_time", "og:published_time", "article:published", "datepublished",
-                   "publishdate", "publish-date", "publish_date", "pubdate", "published_time", "date",
-                   "dc.date.issued", "dc.date", "dcterms.date", "dcterms.issued", "sailthru.date",
-                   "parsely-pub-date", "article.published", "cxenseparse:recs:publishtime")
+_DATE_META_KEYS = (
+    "article:published_time",
+    "og:published_time",
+    "article:published",
+    "datepublished",
+    "publishdate",
+    "publish-date",
+    "publish_date",
+    "pubdate",
+    "published_time",
+    "date",
+    "dc.date.issued",
+    "dc.date",
+    "dcterms.date",
+    "dcterms.issued",
+    "sailthru.date",
+    "parsely-pub-date",
+    "article.published",
+    "cxenseparse:recs:publishtime",
+)
 
 
 def _jsonld_dates(obj, depth: int = 0):
@@ -315,42 +340,207 @@ def _links(root, base: str) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 # Elements whose whole subtree is never article text.
-_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed", "canvas",
-              "button", "select", "textarea", "input", "option", "label", "map", "audio", "video", "head", "title",
-              "dialog")
+_DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "button",
+    "select",
+    "textarea",
+    "input",
+    "option",
+    "label",
+    "map",
+    "audio",
+    "video",
+    "head",
+    "title",
+    "dialog",
+)
 # Layout furniture by tag or ARIA role: flagged, so their subtree never counts as (or joins) the main text.
 _SKIP_TAGS = frozenset(("nav", "aside", "footer", "header", "figcaption", "menu"))
-_SKIP_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "dialog", "alertdialog", "menu",
-                         "menubar", "search", "toolbar", "tablist"))
-_BLOCK_TAGS = frozenset((
-    "p", "div", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt",
-    "dd", "table", "tbody", "thead", "tfoot", "tr", "td", "th", "caption", "blockquote", "pre", "figure",
-    "address", "center", "details", "summary", "fieldset", "hr", "body", "html", "hgroup", "legend", "nav", "aside",
-    "footer", "header", "figcaption", "form", "menu",
-))
+_SKIP_ROLES = frozenset(
+    (
+        "navigation",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "dialog",
+        "alertdialog",
+        "menu",
+        "menubar",
+        "search",
+        "toolbar",
+        "tablist",
+    )
+)
+_BLOCK_TAGS = frozenset(
+    (
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "tr",
+        "td",
+        "th",
+        "caption",
+        "blockquote",
+        "pre",
+        "figure",
+        "address",
+        "center",
+        "details",
+        "summary",
+        "fieldset",
+        "hr",
+        "body",
+        "html",
+        "hgroup",
+        "legend",
+        "nav",
+        "aside",
+        "footer",
+        "header",
+        "figcaption",
+        "form",
+        "menu",
+    )
+)
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 # Inline tags not worth a boilerplate check (a share link inside them is caught by its link density).
-_PLAIN_INLINE = frozenset(("a", "img", "b", "i", "u", "em", "strong", "small", "sup", "sub", "abbr", "cite", "code",
-                           "q", "mark", "wbr", "br", "time", "picture", "source", "font"))
+_PLAIN_INLINE = frozenset(
+    (
+        "a",
+        "img",
+        "b",
+        "i",
+        "u",
+        "em",
+        "strong",
+        "small",
+        "sup",
+        "sub",
+        "abbr",
+        "cite",
+        "code",
+        "q",
+        "mark",
+        "wbr",
+        "br",
+        "time",
+        "picture",
+        "source",
+        "font",
+    )
+)
 # Class/id words that mark boilerplate (comments, sharing, related links, ads, cookie banners...).
 # The lower-cased "class id" string is cut into word parts at every non-alphanumeric character
 # ("jp-relatedposts" -> "jp", "relatedposts"); a part marks boilerplate when it starts with one of the
 # prefixes or equals one of the words ("ad" in "top-ad", not in "header" or "add").  Whole class names
 # that mean "not shown" are checked separately, so "field-label-hidden" is not mistaken for "hidden".
 _BOILER_PREFIXES = (
-    "related", "recommend", "comment", "disqus", "share", "sharing", "social", "newsletter", "subscri", "signup",
-    "cookie", "consent", "gdpr", "promo", "sponsor", "advert", "sidebar", "widget", "breadcrumb", "navbar",
-    "navigation", "footer", "masthead", "paginat", "popup", "modal", "overlay", "toolbar", "byline", "caption",
-    "outbrain", "taboola", "trending", "tooltip", "popover", "hovercard", "paywall", "login", "copyright",
+    "related",
+    "recommend",
+    "comment",
+    "disqus",
+    "share",
+    "sharing",
+    "social",
+    "newsletter",
+    "subscri",
+    "signup",
+    "cookie",
+    "consent",
+    "gdpr",
+    "promo",
+    "sponsor",
+    "advert",
+    "sidebar",
+    "widget",
+    "breadcrumb",
+    "navbar",
+    "navigation",
+    "footer",
+    "masthead",
+    "paginat",
+    "popup",
+    "modal",
+    "overlay",
+    "toolbar",
+    "byline",
+    "caption",
+    "outbrain",
+    "taboola",
+    "trending",
+    "tooltip",
+    "popover",
+    "hovercard",
+    "paywall",
+    "login",
+    "copyright",
     "disclaimer",
 )
-_BOILER_WORDS = frozenset((
-    "ad", "ads", "nav", "menu", "header", "pager", "meta", "tag", "tags", "print", "skip", "author", "credit",
-    "banner", "respond", "reply", "replies", "rss", "popular",
-))
+_BOILER_WORDS = frozenset(
+    (
+        "ad",
+        "ads",
+        "nav",
+        "menu",
+        "header",
+        "pager",
+        "meta",
+        "tag",
+        "tags",
+        "print",
+        "skip",
+        "author",
+        "credit",
+        "banner",
+        "respond",
+        "reply",
+        "replies",
+        "rss",
+        "popular",
+    )
+)
 _NOT_BOILER = ("commentary",)  # opinion pieces: "commentary-body" is content
-_HIDDEN_CLASSES = frozenset(("hidden", "hide", "is-hidden", "visually-hidden", "visuallyhidden", "sr-only",
-                             "screen-reader-text", "d-none", "invisible"))
+_HIDDEN_CLASSES = frozenset(
+    (
+        "hidden",
+        "hide",
+        "is-hidden",
+        "visually-hidden",
+        "visuallyhidden",
+        "sr-only",
+        "screen-reader-text",
+        "d-none",
+        "invisible",
+    )
+)
 _PART_RE = re.compile(r"[a-z0-9]+")
 
 
@@ -366,10 +556,10 @@ _MARKUP_RE = re.compile(r"<[a-zA-Z!/][^>]*>")
 _HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 # Block classification.
-_GOOD_MIN_CHARS = 80        # prose block: at least this many characters...
-_GOOD_MAX_LINK = 0.3        # ...and at most this share of them inside links
-_BAD_LINK = 0.5             # link lists: more than this share in links
-_SHORT_PENALTY = 0.25       # score per character of a short, link-free fragment (negative)
+_GOOD_MIN_CHARS = 80  # prose block: at least this many characters...
+_GOOD_MAX_LINK = 0.3  # ...and at most this share of them inside links
+_BAD_LINK = 0.5  # link lists: more than this share in links
+_SHORT_PENALTY = 0.25  # score per character of a short, link-free fragment (negative)
 
 
 class _Block:
@@ -384,9 +574,9 @@ class _Block:
         self.size = len(text)  # length in Latin-equivalent characters (set by _classify)
 
 
-_BOILER = 1   # looks like furniture by its class/id: share box, related list, comments...
-_STRONG = 2   # a nav/aside/footer/header element or ARIA role: never the content itself
-_HIDDEN = 3   # not displayed at all (display:none, visibility:hidden, the hidden attribute)
+_BOILER = 1  # looks like furniture by its class/id: share box, related list, comments...
+_STRONG = 2  # a nav/aside/footer/header element or ARIA role: never the content itself
+_HIDDEN = 3  # not displayed at all (display:none, visibility:hidden, the hidden attribute)
 
 
 def _boilerplate(el, tag: str) -> int:
@@ -438,8 +628,9 @@ def _join_lines(pieces: list[str]) -> str:
     return "".join(out)
 
 
-def _segment(body, nodes: list | None = None,
-             semantic: list[int] | None = None) -> tuple[list[_Block], list[int], list[int]]:
+def _segment(
+    body, nodes: list | None = None, semantic: list[int] | None = None
+) -> tuple[list[_Block], list[int], list[int]]:
     """Walk the tree once.
 
     Returns the text blocks, the parent index of each block-level node (nodes are numbered in document
@@ -483,8 +674,9 @@ def _segment(body, nodes: list | None = None,
                 flags.append(_boilerplate(el, tag))
                 if nodes is not None:
                     nodes.append(el)
-                if semantic is not None and (tag in ("article", "main") or el.get("itemprop") == "articleBody"
-                                             or el.get("role") == "main"):
+                if semantic is not None and (
+                    tag in ("article", "main") or el.get("itemprop") == "articleBody" or el.get("role") == "main"
+                ):
                     semantic.append(len(parents) - 1)
                 node_tags.append(tag)
                 cur = len(parents) - 1
@@ -546,12 +738,12 @@ def _classify(b: _Block) -> float:
     return -_SHORT_PENALTY * b.size
 
 
-_HEADLINE_MIN = 10         # a link block this long can be a teaser's headline
-_TEASER_WEIGHT = 0.25      # a prose block that is alone with a link headline (teaser list item) counts this much
-_FLAGGED_DISCOUNT = 0.5    # per boilerplate-flagged ancestor of a candidate container (at most two)
-_HIDDEN_DISCOUNT = 0.1     # for a candidate that is (inside) an element that is not displayed
-_FLAGGED_PENALTY = 0.25     # per character of a flagged subtree, against the containers around it
-_MIN_CONTENT = 80          # below this score the page has no real prose: use the lenient fallback
+_HEADLINE_MIN = 10  # a link block this long can be a teaser's headline
+_TEASER_WEIGHT = 0.25  # a prose block that is alone with a link headline (teaser list item) counts this much
+_FLAGGED_DISCOUNT = 0.5  # per boilerplate-flagged ancestor of a candidate container (at most two)
+_HIDDEN_DISCOUNT = 0.1  # for a candidate that is (inside) an element that is not displayed
+_FLAGGED_PENALTY = 0.25  # per character of a flagged subtree, against the containers around it
+_MIN_CONTENT = 80  # below this score the page has no real prose: use the lenient fallback
 
 
 def _main_text(root) -> str:

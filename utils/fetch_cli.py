@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="Fetch web pages politely and safely (robots.txt, SSRF guard, size and time limits) "
-                    "and print their main text.",
+        "and print their main text.",
     )
     p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URL(s) to fetch")
     p.add_argument("--json", action="store_true", help="print one JSON object per URL per line")

@@ -74,8 +74,14 @@ log = logging.getLogger(__name__)
 SEARCH_MODES = ("bm25", "vector", "fused")
 DEFAULT_SEARCH_MODE = "bm25"
 SOURCE_TYPES = ("file", "web", "feedback")
-FILE_TYPES = {".txt": "text", ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
-              ".pdf": "pdf"}
+FILE_TYPES = {
+    ".txt": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+}
 TITLE_WEIGHT = 2.0  # BM25 column weight of the title relative to the text
 RRF_K = 60
 RRF_VECTOR_WEIGHT = 0.5  # vectors are the weaker signal (bench/kb.py)
@@ -115,8 +121,16 @@ class Hit:
     metadata: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"rank": self.rank, "score": round(self.score, 4), "source": self.source, "title": self.title,
-                "chunk": self.chunk, "text": self.text, "id": self.id, "source_type": self.source_type}
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 4),
+            "source": self.source,
+            "title": self.title,
+            "chunk": self.chunk,
+            "text": self.text,
+            "id": self.id,
+            "source_type": self.source_type,
+        }
 
 
 @dataclass
@@ -366,8 +380,9 @@ class _MemoryBM25:
         """{rowid: tokens} of the rows from rowid `first` on (just written); None if not loaded."""
         if self.lengths is None:
             return None
-        ids, blob = db.execute("SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize "
-                               "WHERE id >= ?", (first,)).fetchone()
+        ids, blob = db.execute(
+            "SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize WHERE id >= ?", (first,)
+        ).fetchone()
         rowids = _int_list(ids)
         sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
         if sizes is None or len(sizes) != len(rowids):
@@ -377,11 +392,16 @@ class _MemoryBM25:
     def _load(self, db: sqlite3.Connection, term: str) -> tuple | None:
         import numpy as np
 
-        docs, cols = db.execute("SELECT group_concat(doc), group_concat(col = 'title', '') FROM chunks_instances "
-                                "WHERE term = ?", (term,)).fetchone()
+        docs, cols = db.execute(
+            "SELECT group_concat(doc), group_concat(col = 'title', '') FROM chunks_instances WHERE term = ?", (term,)
+        ).fetchone()
         if not docs:
-            if not term.isascii() and db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
-                                                 ('"' + term.replace('"', '""') + '"',)).fetchone():
+            if (
+                not term.isascii()
+                and db.execute(
+                    "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", ('"' + term.replace('"', '""') + '"',)
+                ).fetchone()
+            ):
                 return None  # FTS5 splits this term into several tokens: leave the query to FTS5
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         weights = np.where(np.frombuffer(cols.encode("ascii"), dtype=np.uint8) == ord("1"), TITLE_WEIGHT, 1.0)
@@ -425,8 +445,9 @@ class _MemoryBM25:
         order = np.lexsort((rows, -scores))  # best first; equal scores by rowid
         return [(int(rows[i]), float(scores[i])) for i in order], ideal
 
-    def apply(self, key: str, removed: list[int], lengths: dict[int, int],
-              added: list[tuple[int, list[str], list[str]]]) -> None:
+    def apply(
+        self, key: str, removed: list[int], lengths: dict[int, int], added: list[tuple[int, list[str], list[str]]]
+    ) -> None:
         """Patch for this instance's own write: rows `removed`, rows `added` (rowid, title terms, body terms)."""
         import numpy as np
 
@@ -445,7 +466,8 @@ class _MemoryBM25:
             self.total += size
             self.n += 1
         patchable = len(added) <= self.PATCH_MAX_ROWS and all(
-            t.isascii() for _, tt, tx in added for t in chain(tt, tx))  # ASCII terms are exactly FTS5's tokens
+            t.isascii() for _, tt, tx in added for t in chain(tt, tx)
+        )  # ASCII terms are exactly FTS5's tokens
         if self.postings and not patchable:
             self.postings, self.size = {}, 0
         elif self.postings:
@@ -484,8 +506,16 @@ class _MemoryBM25:
 class KnowledgeBase:
     """Chroma vectors + SQLite FTS5 BM25 over the same chunks. Safe to share between threads."""
 
-    def __init__(self, path: Path, *, chroma_url: str = "", embedding: str = "hash", collection: str = "sleuth",
-                 gemini_api_key: str = "", search_mode: str = DEFAULT_SEARCH_MODE) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        chroma_url: str = "",
+        embedding: str = "hash",
+        collection: str = "sleuth",
+        gemini_api_key: str = "",
+        search_mode: str = DEFAULT_SEARCH_MODE,
+    ) -> None:
         if embedding not in EMBEDDINGS:
             raise KBError(f"unknown embedding {embedding!r}; choose from {', '.join(EMBEDDINGS)}")
         if search_mode not in SEARCH_MODES:
@@ -515,8 +545,13 @@ class KnowledgeBase:
     @classmethod
     def for_settings(cls, settings, **kwargs) -> KnowledgeBase:
         """The KB described by a utils.config.Settings (KB folder = data_dir/kb)."""
-        return cls(Path(settings.data_dir) / "kb", chroma_url=settings.chroma_url, embedding=settings.embedding,
-                   gemini_api_key=settings.gemini_api_key, **kwargs)
+        return cls(
+            Path(settings.data_dir) / "kb",
+            chroma_url=settings.chroma_url,
+            embedding=settings.embedding,
+            gemini_api_key=settings.gemini_api_key,
+            **kwargs,
+        )
 
     @staticmethod
     def lexical_path(path: Path, *, chroma_url: str = "", collection: str = "sleuth") -> Path:
@@ -573,8 +608,9 @@ class KnowledgeBase:
             if not parts.hostname:
                 raise KBError(f"bad Chroma URL {self.chroma_url!r}; expected http://HOST:PORT")
             try:
-                return chromadb.HttpClient(host=parts.hostname, port=parts.port or 8000,
-                                           ssl=parts.scheme == "https", settings=settings)
+                return chromadb.HttpClient(
+                    host=parts.hostname, port=parts.port or 8000, ssl=parts.scheme == "https", settings=settings
+                )
             except Exception as exc:  # noqa: BLE001 - connection problems become one clear error
                 raise KBError(f"cannot reach the Chroma server at {self.chroma_url}: {exc}") from exc
         (self.path / "chroma").mkdir(parents=True, exist_ok=True)
@@ -583,7 +619,8 @@ class KnowledgeBase:
     def _mismatch(self, built: str) -> EmbeddingMismatch:
         return EmbeddingMismatch(
             f"KB at {self.store} was built with embedding {built!r}; you asked for {self.embedding!r}. "
-            f"Use --embedding {built}, or `kb reset --yes` and ingest again to switch.")
+            f"Use --embedding {built}, or `kb reset --yes` and ingest again to switch."
+        )
 
     def _open(self):
         """The Chroma collection, opened (and checked) once."""
@@ -612,10 +649,15 @@ class KnowledgeBase:
             if col is None:
                 ef = get_embedding_function(self.embedding, gemini_api_key=self._gemini_api_key)
                 col = client.create_collection(
-                    self.collection_name, embedding_function=ef,
+                    self.collection_name,
+                    embedding_function=ef,
                     configuration={"hnsw": dict(HNSW)},
-                    metadata={"sleuth_embedding": self.embedding, "sleuth_generation": uuid.uuid4().hex,
-                              "created_by": "sleuth"})
+                    metadata={
+                        "sleuth_embedding": self.embedding,
+                        "sleuth_generation": uuid.uuid4().hex,
+                        "created_by": "sleuth",
+                    },
+                )
             else:
                 ef_conf = (col.configuration_json or {}).get("embedding_function") or {}
                 if self.embedding == "hash" and ef_conf.get("name") == classes["hash"].name():
@@ -674,13 +716,14 @@ class KnowledgeBase:
         ids = {r[0] for r in db.execute("SELECT id FROM chunks")}
         orphans = list(have - ids)
         for i in range(0, len(orphans), CHROMA_BATCH):
-            col.delete(ids=orphans[i:i + CHROMA_BATCH])
+            col.delete(ids=orphans[i : i + CHROMA_BATCH])
         missing = list(ids - have)
         for i in range(0, len(missing), CHROMA_BATCH):
-            part = missing[i:i + CHROMA_BATCH]
+            part = missing[i : i + CHROMA_BATCH]
             marks = ",".join("?" * len(part))
-            rows = db.execute(f"SELECT id, source, chunk, title, text FROM chunks WHERE id IN ({marks})",
-                              part).fetchall()
+            rows = db.execute(
+                f"SELECT id, source, chunk, title, text FROM chunks WHERE id IN ({marks})", part
+            ).fetchall()
             vecs = self._embed([(r[3] or "", r[4] or "") for r in rows])
             col.upsert(ids=[r[0] for r in rows], embeddings=vecs)
 
@@ -717,15 +760,26 @@ class KnowledgeBase:
                     rows = []
                     for cid, doc, md in zip(page["ids"], page["documents"], page["metadatas"], strict=True):
                         md = md or {}
-                        rows.append((cid, md.get("source", ""), int(md.get("chunk", 0)), md.get("title", ""),
-                                     doc or "", md.get("content_hash", ""), md.get("doc_hash", ""),
-                                     md.get("source_type", "file"), md.get("ingested_at", ""),
-                                     md.get("session_id")))
+                        rows.append(
+                            (
+                                cid,
+                                md.get("source", ""),
+                                int(md.get("chunk", 0)),
+                                md.get("title", ""),
+                                doc or "",
+                                md.get("content_hash", ""),
+                                md.get("doc_hash", ""),
+                                md.get("source_type", "file"),
+                                md.get("ingested_at", ""),
+                                md.get("session_id"),
+                            )
+                        )
                     self._insert_rows(db, rows)
                 db.execute(
                     "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, "
                     "session_id) SELECT source, max(title), max(source_type), max(doc_hash), count(*), "
-                    "max(ingested_at), max(session_id) FROM chunks GROUP BY source")
+                    "max(ingested_at), max(session_id) FROM chunks GROUP BY source"
+                )
                 self._set_meta("generation", gen)
                 db.execute("COMMIT")
             except BaseException:
@@ -746,9 +800,13 @@ class KnowledgeBase:
         for r in rows:
             cur = db.execute(
                 "INSERT INTO chunks(id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, "
-                "session_id) VALUES(?,?,?,?,?,?,?,?,?,?)", r)
-            db.execute("INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
-                       (cur.lastrowid, " ".join(analyze(r[3] or "")), " ".join(analyze(r[4] or ""))))
+                "session_id) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                r,
+            )
+            db.execute(
+                "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
+                (cur.lastrowid, " ".join(analyze(r[3] or "")), " ".join(analyze(r[4] or ""))),
+            )
 
     # ---- embedding -------------------------------------------------------------------------
 
@@ -795,8 +853,20 @@ class KnowledgeBase:
                 piece_joined = [" ".join(t) for t in piece_terms]
                 for i, (start, end) in enumerate(spans):
                     piece = PIECE_SEP.join(pieces[start:end])
-                    rows.append((_chunk_id(d.source, d.doc_hash, i), d.source, i, d.title, piece, _sha(piece)[:16],
-                                 d.doc_hash, d.source_type, now, d.session_id))
+                    rows.append(
+                        (
+                            _chunk_id(d.source, d.doc_hash, i),
+                            d.source,
+                            i,
+                            d.title,
+                            piece,
+                            _sha(piece)[:16],
+                            d.doc_hash,
+                            d.source_type,
+                            now,
+                            d.session_id,
+                        )
+                    )
                     tx = list(chain.from_iterable(piece_terms[start:end]))
                     terms.append(tt + tx)
                     analysed.append((tt, tx))
@@ -805,7 +875,7 @@ class KnowledgeBase:
             sources = [d.source for d in docs]
             old_ids: list[str] = []
             for i in range(0, len(sources), 500):
-                part = sources[i:i + 500]
+                part = sources[i : i + 500]
                 marks = ",".join("?" * len(part))
                 old_ids += [r[0] for r in db.execute(f"SELECT id FROM chunks WHERE source IN ({marks})", part)]
             new_ids = {r[0] for r in rows}
@@ -814,17 +884,24 @@ class KnowledgeBase:
             t_embed = 0.0
             t1 = time.perf_counter()
             for i in range(0, len(stale), CHROMA_BATCH):
-                col.delete(ids=stale[i:i + CHROMA_BATCH])
+                col.delete(ids=stale[i : i + CHROMA_BATCH])
             for i in range(0, len(rows), CHROMA_BATCH):
-                part = rows[i:i + CHROMA_BATCH]
+                part = rows[i : i + CHROMA_BATCH]
                 te = time.perf_counter()
-                vecs = self._embed(pairs[i:i + CHROMA_BATCH], terms[i:i + CHROMA_BATCH])
+                vecs = self._embed(pairs[i : i + CHROMA_BATCH], terms[i : i + CHROMA_BATCH])
                 t_embed += time.perf_counter() - te
                 if self.chroma_url:
-                    metas = [{k: v for k, v in zip(_META_KEYS, (r[1], r[2], r[3], r[5], r[6], r[7], r[8], r[9]),
-                                                   strict=True) if v is not None} for r in part]
-                    col.upsert(ids=[r[0] for r in part], embeddings=vecs, metadatas=metas,
-                               documents=[r[4] for r in part])
+                    metas = [
+                        {
+                            k: v
+                            for k, v in zip(_META_KEYS, (r[1], r[2], r[3], r[5], r[6], r[7], r[8], r[9]), strict=True)
+                            if v is not None
+                        }
+                        for r in part
+                    ]
+                    col.upsert(
+                        ids=[r[0] for r in part], embeddings=vecs, metadatas=metas, documents=[r[4] for r in part]
+                    )
                 else:  # embedded: the vector alone; SQLite has the rest (each metadata key costs Chroma time)
                     col.upsert(ids=[r[0] for r in part], embeddings=vecs)
             t2 = time.perf_counter()
@@ -842,27 +919,35 @@ class KnowledgeBase:
                 before = self._meta("generation")
                 removed: list[int] = []
                 for i in range(0, len(sources), 500):
-                    part = sources[i:i + 500]
+                    part = sources[i : i + 500]
                     marks = ",".join("?" * len(part))
                     removed += [r[0] for r in db.execute(f"SELECT rid FROM chunks WHERE source IN ({marks})", part)]
-                    db.execute("DELETE FROM chunks_fts WHERE rowid IN "
-                               f"(SELECT rid FROM chunks WHERE source IN ({marks}))", part)
+                    db.execute(
+                        f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE source IN ({marks}))",
+                        part,
+                    )
                     db.execute(f"DELETE FROM chunks WHERE source IN ({marks})", part)
                 base = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM chunks").fetchone()[0]
                 db.executemany(
                     "INSERT INTO chunks(rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, "
                     "ingested_at, session_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-                    [(base + i, *r) for i, r in enumerate(rows)])
-                db.executemany("INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
-                               [(base + i, a, b) for i, (a, b) in enumerate(fts)])
+                    [(base + i, *r) for i, r in enumerate(rows)],
+                )
+                db.executemany(
+                    "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)",
+                    [(base + i, a, b) for i, (a, b) in enumerate(fts)],
+                )
                 per_source: dict[str, int] = {}
                 for r in rows:
                     per_source[r[1]] = per_source.get(r[1], 0) + 1
                 db.executemany(
                     "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, "
                     "session_id) VALUES(?,?,?,?,?,?,?)",
-                    [(d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
-                     for d in docs])
+                    [
+                        (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
+                        for d in docs
+                    ],
+                )
                 self._set_meta("generation", generation)
                 # This instance's in-memory BM25 follows its own write (another process's is seen by the stamp).
                 sizes = self._mem.row_sizes(db, base) if self._mem.key == before else None
@@ -876,8 +961,12 @@ class KnowledgeBase:
             else:
                 self._mem.clear()
             t3 = time.perf_counter()
-            for key, secs in (("chunk+analyse", t1 - t0), ("embed", t_embed), ("chroma", t2 - t1 - t_embed),
-                              ("sqlite", t3 - t2)):
+            for key, secs in (
+                ("chunk+analyse", t1 - t0),
+                ("embed", t_embed),
+                ("chroma", t2 - t1 - t_embed),
+                ("sqlite", t3 - t2),
+            ):
                 self.timings[key] = self.timings.get(key, 0.0) + secs
             if raced:
                 self._sync_from_server(force=True)
@@ -888,8 +977,11 @@ class KnowledgeBase:
             row = self._conn().execute("SELECT doc_hash FROM sources WHERE source=?", (source,)).fetchone()
         return row[0] if row else None
 
-    def ingest_paths(self, paths: Iterable[str | Path], progress: Callable[[int, int, str], None] | None = None,
-                     ) -> IngestReport:
+    def ingest_paths(
+        self,
+        paths: Iterable[str | Path],
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> IngestReport:
         """Ingest files and folders (recursive). `progress(done, total, path)` is called after each file."""
         files, errors, skipped = _walk(paths)
         report = IngestReport(errors=errors, skipped=skipped)
@@ -937,8 +1029,9 @@ class KnowledgeBase:
                 self._conn().execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
         return report
 
-    def add_document(self, *, source: str, title: str, text: str, source_type: str = "web",
-                     session_id: str | None = None) -> int:
+    def add_document(
+        self, *, source: str, title: str, text: str, source_type: str = "web", session_id: str | None = None
+    ) -> int:
         """Store a document (web page, feedback, ...). Returns chunks added; 0 if this content is already stored.
 
         The same source with new content replaces its old chunks. The exact same content already
@@ -1003,13 +1096,22 @@ class KnowledgeBase:
             chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             by_type: dict[str, dict] = {}
             for st, n_src, n_ch in db.execute(
-                    "SELECT source_type, count(*), sum(chunks) FROM sources GROUP BY source_type ORDER BY 1"):
+                "SELECT source_type, count(*), sum(chunks) FROM sources GROUP BY source_type ORDER BY 1"
+            ):
                 by_type[st] = {"sources": n_src, "chunks": int(n_ch or 0)}
             sources = db.execute("SELECT count(*) FROM sources").fetchone()[0]
         vectors = col.count()
-        return {"chunks": chunks, "sources": sources, "by_source_type": by_type, "vectors": vectors,
-                "in_sync": vectors == chunks, "embedding": self.embedding, "store": self.store,
-                "lexical_index": str(self.lexical_file), "search_mode": self.search_mode}
+        return {
+            "chunks": chunks,
+            "sources": sources,
+            "by_source_type": by_type,
+            "vectors": vectors,
+            "in_sync": vectors == chunks,
+            "embedding": self.embedding,
+            "store": self.store,
+            "lexical_index": str(self.lexical_file),
+            "search_mode": self.search_mode,
+        }
 
     def _n_docs(self, db: sqlite3.Connection) -> int:
         gen = self._meta("generation") or ""
@@ -1047,7 +1149,9 @@ class KnowledgeBase:
             db = self._conn()
             rows = db.execute(
                 f"SELECT rowid, -bm25(chunks_fts, {TITLE_WEIGHT}, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
-                f"ORDER BY bm25(chunks_fts, {TITLE_WEIGHT}, 1.0), rowid LIMIT ?", (match, n)).fetchall()
+                f"ORDER BY bm25(chunks_fts, {TITLE_WEIGHT}, 1.0), rowid LIMIT ?",
+                (match, n),
+            ).fetchall()
             if not rows:
                 return []
             total = self._n_docs(db)
@@ -1098,9 +1202,14 @@ class KnowledgeBase:
         with self._lock:
             rids = [r for r, _ in ranked]
             marks = ",".join("?" * len(rids))
-            rows = {r[0]: r for r in self._conn().execute(
-                "SELECT rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, "
-                f"session_id FROM chunks WHERE rid IN ({marks})", rids)}
+            rows = {
+                r[0]: r
+                for r in self._conn().execute(
+                    "SELECT rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, "
+                    f"session_id FROM chunks WHERE rid IN ({marks})",
+                    rids,
+                )
+            }
         hits: list[Hit] = []
         seen: set[str] = set()
         for rid, score in ranked:
@@ -1108,12 +1217,31 @@ class KnowledgeBase:
             if r is None or r[6] in seen:
                 continue
             seen.add(r[6])
-            md = {"id": r[1], "source": r[2], "chunk": r[3], "title": r[4], "content_hash": r[6], "doc_hash": r[7],
-                  "source_type": r[8], "ingested_at": r[9]}
+            md = {
+                "id": r[1],
+                "source": r[2],
+                "chunk": r[3],
+                "title": r[4],
+                "content_hash": r[6],
+                "doc_hash": r[7],
+                "source_type": r[8],
+                "ingested_at": r[9],
+            }
             if r[10]:
                 md["session_id"] = r[10]
-            hits.append(Hit(rank=len(hits) + 1, score=float(score), source=r[2], title=r[4] or "", chunk=r[3],
-                            text=r[5] or "", id=r[1], source_type=r[8] or "", metadata=md))
+            hits.append(
+                Hit(
+                    rank=len(hits) + 1,
+                    score=float(score),
+                    source=r[2],
+                    title=r[4] or "",
+                    chunk=r[3],
+                    text=r[5] or "",
+                    id=r[1],
+                    source_type=r[8] or "",
+                    metadata=md,
+                )
+            )
             if len(hits) == k:
                 break
         return hits

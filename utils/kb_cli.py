@@ -52,8 +52,15 @@ def _ingest(kb, paths: list[str]) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         console = Console(stderr=True)
-        with Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                      TextColumn("{task.description}"), console=console, transient=True) as bar:
+        with Progress(
+            TextColumn("[bold]ingest"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=True,
+        ) as bar:
             task = bar.add_task("", total=None)
 
             def progress(done: int, total: int, path: str) -> None:
@@ -67,8 +74,10 @@ def _ingest(kb, paths: list[str]) -> int:
         _err(f"error: {path}: {reason}")
     if report.skipped:
         _err(f"skipped {len(report.skipped)} file(s) of unsupported types, e.g. {report.skipped[0]}")
-    print(f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
-          f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB")
+    print(
+        f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
+        f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB"
+    )
     return 1 if report.errors else 0
 
 

@@ -40,13 +40,57 @@ ERROR_KINDS = ("no_results", "rate_limited", "timeout", "network", "auth", "conf
 MIN_RESULTS = 2  # fewer than this from an engine -> try the next one
 
 # Query parameters that only track the visitor; dropped by normalize_url.
-TRACKING_PARAMS = frozenset({
-    "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "mc_cid", "mc_eid", "ref", "ref_src", "ref_url",
-    "igshid", "igsh", "yclid", "msclkid", "_hsenc", "_hsmi", "__hstc", "__hssc", "__hsfp", "hsctatracking",
-    "mkt_tok", "oly_anon_id", "oly_enc_id", "vero_id", "vero_conv", "_openstat", "wickedid", "twclid",
-    "ttclid", "srsltid", "si", "spm", "scid", "s_cid", "cmpid", "trk", "trkcampaign", "sc_campaign",
-    "sc_channel", "sc_content", "sc_medium", "sc_outcome", "sc_geo", "sc_country", "_ga", "_gl",
-})
+TRACKING_PARAMS = frozenset(
+    {
+        "gclid",
+        "gclsrc",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "fbclid",
+        "mc_cid",
+        "mc_eid",
+        "ref",
+        "ref_src",
+        "ref_url",
+        "igshid",
+        "igsh",
+        "yclid",
+        "msclkid",
+        "_hsenc",
+        "_hsmi",
+        "__hstc",
+        "__hssc",
+        "__hsfp",
+        "hsctatracking",
+        "mkt_tok",
+        "oly_anon_id",
+        "oly_enc_id",
+        "vero_id",
+        "vero_conv",
+        "_openstat",
+        "wickedid",
+        "twclid",
+        "ttclid",
+        "srsltid",
+        "si",
+        "spm",
+        "scid",
+        "s_cid",
+        "cmpid",
+        "trk",
+        "trkcampaign",
+        "sc_campaign",
+        "sc_channel",
+        "sc_content",
+        "sc_medium",
+        "sc_outcome",
+        "sc_geo",
+        "sc_country",
+        "_ga",
+        "_gl",
+    }
+)
 TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "piwik_", "matomo_", "hsa_", "stm_")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -88,8 +132,11 @@ def normalize_url(url: str) -> str:
         path = re.sub(r"/{2,}", "/", parts.path) or "/"
         if len(path) > 1:
             path = path.rstrip("/") or "/"
-        pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-                 if k.lower() not in TRACKING_PARAMS and not k.lower().startswith(TRACKING_PREFIXES)]
+        pairs = [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if k.lower() not in TRACKING_PARAMS and not k.lower().startswith(TRACKING_PREFIXES)
+        ]
         query = urlencode(sorted(pairs))
         return urlunsplit((scheme, netloc, path, query, ""))
     except Exception:  # noqa: BLE001 - junk in, junk out, never an exception
@@ -115,9 +162,15 @@ class SearchResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> SearchResult:
-        return cls(title=str(d.get("title", "")), url=str(d.get("url", "")), snippet=str(d.get("snippet", "")),
-                   rank=int(d.get("rank", 0)), engine=str(d.get("engine", "")), query=str(d.get("query", "")),
-                   time=str(d.get("time", "")))
+        return cls(
+            title=str(d.get("title", "")),
+            url=str(d.get("url", "")),
+            snippet=str(d.get("snippet", "")),
+            rank=int(d.get("rank", 0)),
+            engine=str(d.get("engine", "")),
+            query=str(d.get("query", "")),
+            time=str(d.get("time", "")),
+        )
 
 
 @dataclass
@@ -129,9 +182,13 @@ class SearchOutcome:
     from_cache: bool = False
 
     def to_dict(self) -> dict:
-        return {"results": [r.to_dict() for r in self.results], "tool_used": self.tool_used,
-                "fallback_used": self.fallback_used, "errors": [dict(e) for e in self.errors],
-                "from_cache": self.from_cache}
+        return {
+            "results": [r.to_dict() for r in self.results],
+            "tool_used": self.tool_used,
+            "fallback_used": self.fallback_used,
+            "errors": [dict(e) for e in self.errors],
+            "from_cache": self.from_cache,
+        }
 
 
 class EngineError(Exception):
@@ -156,9 +213,19 @@ class SearchClient:
     HTTP client objects (neither primp's nor httplib2's clients are shared across threads).
     """
 
-    def __init__(self, *, google_api_key: str = "", google_cse_id: str = "", google_endpoint: str = "",
-                 ddg_url: str = "", cache: Cache | None = None, timeout: float = 10.0, max_results: int = 8,
-                 rate_limit_cooldown: float = 120.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        *,
+        google_api_key: str = "",
+        google_cse_id: str = "",
+        google_endpoint: str = "",
+        ddg_url: str = "",
+        cache: Cache | None = None,
+        timeout: float = 10.0,
+        max_results: int = 8,
+        rate_limit_cooldown: float = 120.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.google_api_key = google_api_key or ""
         self.google_cse_id = google_cse_id or ""
         self.google_endpoint = google_endpoint or ""
@@ -174,8 +241,14 @@ class SearchClient:
 
     @classmethod
     def from_settings(cls, settings: Any, cache: Cache | None = None, **kw: Any) -> SearchClient:
-        return cls(google_api_key=settings.google_api_key, google_cse_id=settings.google_cse_id,
-                   google_endpoint=settings.google_cse_endpoint, ddg_url=settings.ddg_url, cache=cache, **kw)
+        return cls(
+            google_api_key=settings.google_api_key,
+            google_cse_id=settings.google_cse_id,
+            google_endpoint=settings.google_cse_endpoint,
+            ddg_url=settings.ddg_url,
+            cache=cache,
+            **kw,
+        )
 
     # -- engine selection ---------------------------------------------------------------
 
@@ -212,12 +285,21 @@ class SearchClient:
             return outcome
         chain: list[str] = []
         if requested not in ENGINES:
-            outcome.errors.append({"engine": requested or "none", "kind": "config",
-                                   "message": f"unknown search engine {engine!r}; use one of {', '.join(ENGINES)}"})
+            outcome.errors.append(
+                {
+                    "engine": requested or "none",
+                    "kind": "config",
+                    "message": f"unknown search engine {engine!r}; use one of {', '.join(ENGINES)}",
+                }
+            )
         elif requested == "google" and not self.google_configured:
-            outcome.errors.append({"engine": "google", "kind": "config",
-                                   "message": "Google Custom Search is not configured (GOOGLE_API_KEY and "
-                                              "GOOGLE_CSE_ID)"})
+            outcome.errors.append(
+                {
+                    "engine": "google",
+                    "kind": "config",
+                    "message": "Google Custom Search is not configured (GOOGLE_API_KEY and GOOGLE_CSE_ID)",
+                }
+            )
         else:
             chain.append(requested)
         chain += [e for e in self.available_engines() if e not in chain]
@@ -247,9 +329,13 @@ class SearchClient:
             if added:
                 contributors.append(name)
             if len(results) < MIN_RESULTS:
-                outcome.errors.append({"engine": name, "kind": "no_results",
-                                       "message": f"{len(results)} result(s); trying another engine"
-                                       if len(results) else "no results"})
+                outcome.errors.append(
+                    {
+                        "engine": name,
+                        "kind": "no_results",
+                        "message": f"{len(results)} result(s); trying another engine" if len(results) else "no results",
+                    }
+                )
 
         merged = merged[: self.max_results]
         for i, r in enumerate(merged, start=1):
@@ -278,8 +364,9 @@ class SearchClient:
                 pass
         left = self.cooling_down(name)
         if left > 0:
-            raise EngineError("rate_limited", f"skipped: cooling down after a rate limit ({left:.0f}s left)",
-                              network=False)
+            raise EngineError(
+                "rate_limited", f"skipped: cooling down after a rate limit ({left:.0f}s left)", network=False
+            )
         try:
             if name == "duckduckgo":
                 results = self._search_duckduckgo(query)
@@ -324,9 +411,17 @@ class SearchClient:
             url = _unwrap_ddg_href(getattr(item, "href", "") or "")
             if not url.startswith(("http://", "https://")):
                 continue
-            out.append(SearchResult(title=getattr(item, "title", "") or url, url=url,
-                                    snippet=getattr(item, "body", "") or "", rank=len(out) + 1,
-                                    engine="duckduckgo", query=query, time=when))
+            out.append(
+                SearchResult(
+                    title=getattr(item, "title", "") or url,
+                    url=url,
+                    snippet=getattr(item, "body", "") or "",
+                    rank=len(out) + 1,
+                    engine="duckduckgo",
+                    query=query,
+                    time=when,
+                )
+            )
             if len(out) >= self.max_results:
                 break
         return out
@@ -350,8 +445,9 @@ class SearchClient:
 
         service = self._google_service()
         try:
-            resp = service.cse().list(q=query, cx=self.google_cse_id, num=min(10, self.max_results)).execute(
-                num_retries=0)
+            resp = (
+                service.cse().list(q=query, cx=self.google_cse_id, num=min(10, self.max_results)).execute(num_retries=0)
+            )
         except HttpError as exc:
             raise _google_http_error(exc) from exc
         except TimeoutError as exc:
@@ -366,9 +462,17 @@ class SearchClient:
             url = str(item.get("link") or "")
             if not url.startswith(("http://", "https://")):
                 continue
-            out.append(SearchResult(title=" ".join(str(item.get("title") or url).split()), url=url,
-                                    snippet=" ".join(str(item.get("snippet") or "").split()), rank=len(out) + 1,
-                                    engine="google", query=query, time=when))
+            out.append(
+                SearchResult(
+                    title=" ".join(str(item.get("title") or url).split()),
+                    url=url,
+                    snippet=" ".join(str(item.get("snippet") or "").split()),
+                    rank=len(out) + 1,
+                    engine="google",
+                    query=query,
+                    time=when,
+                )
+            )
             if len(out) >= self.max_results:
                 break
         return out
@@ -383,12 +487,19 @@ class SearchClient:
 
         try:
             http = httplib2.Http(timeout=self.timeout)
-            svc = build("customsearch", "v1", developerKey=self.google_api_key, http=http,
-                        client_options={"api_endpoint": self.google_endpoint} if self.google_endpoint else None,
-                        cache_discovery=False, static_discovery=True)
+            svc = build(
+                "customsearch",
+                "v1",
+                developerKey=self.google_api_key,
+                http=http,
+                client_options={"api_endpoint": self.google_endpoint} if self.google_endpoint else None,
+                cache_discovery=False,
+                static_discovery=True,
+            )
         except Exception as exc:  # noqa: BLE001
-            raise EngineError("config", f"cannot set up Google Custom Search: {type(exc).__name__}: {exc}",
-                              network=False) from exc
+            raise EngineError(
+                "config", f"cannot set up Google Custom Search: {type(exc).__name__}: {exc}", network=False
+            ) from exc
         self._local.google = svc
         return svc
 
@@ -412,8 +523,13 @@ def _unwrap_ddg_href(href: str) -> str:
     return href
 
 
-_GOOGLE_QUOTA_REASONS = {"ratelimitexceeded", "userratelimitexceeded", "dailylimitexceeded", "quotaexceeded",
-                         "resource_exhausted"}
+_GOOGLE_QUOTA_REASONS = {
+    "ratelimitexceeded",
+    "userratelimitexceeded",
+    "dailylimitexceeded",
+    "quotaexceeded",
+    "resource_exhausted",
+}
 
 
 def _google_http_error(exc) -> EngineError:
