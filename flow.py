@@ -7,6 +7,9 @@ Decision -(send_to_hitl)-> HITLOutput -> HumanFeedback -(research)-> Decision
 
 from __future__ import annotations
 
+import time
+import warnings
+
 from pocketflow import Flow
 
 from nodes import (
@@ -52,3 +55,22 @@ def build_flow(rt, start: str = "query") -> Flow:
 
     entry = {"query": query, "decision": decision, "report": hitl, "feedback": feedback}[start]
     return Flow(start=entry)
+
+
+def run_flow(rt, shared: dict, start: str) -> dict:
+    """Run the graph from `start`; on Ctrl-C leave a resumable session and re-raise."""
+    warnings.filterwarnings("ignore", message="Flow ends: 'done'")
+    t0 = time.monotonic()
+    base = shared.get("elapsed_ms", 0)
+    try:
+        build_flow(rt, start).run(shared)
+    except KeyboardInterrupt:
+        if shared.get("status") != "awaiting_feedback":  # a report was shown: resume at the feedback prompt
+            shared["status"] = "interrupted"
+        shared["pending"] = {}
+        shared["elapsed_ms"] = base + int((time.monotonic() - t0) * 1000)
+        rt.checkpoint(shared)
+        raise
+    shared["elapsed_ms"] = base + int((time.monotonic() - t0) * 1000)
+    rt.checkpoint(shared)
+    return shared

@@ -12,16 +12,13 @@ import time
 
 from pocketflow import Node
 
-from utils.loopguard import post_decision_check, pre_decision_stop, split_urls
-from utils.state import add_candidates, add_source, add_usage, now_iso, round_iterations
+from utils.engine.base import EngineResult
+from utils.research.actions import offered_actions, remap_decision
+from utils.research.feedback import rejected_sources
+from utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
+from utils.research.state import add_candidates, add_source, add_usage, now_iso, round_iterations
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
-REMAP = {  # what to use instead when the chosen tool is not offered, in order of preference
-    "search_google": ("search_duckduckgo", "search_kb"),
-    "search_duckduckgo": ("search_google", "search_kb"),
-    "search_kb": ("search_duckduckgo", "search_google"),
-    "crawl_url": ("search_duckduckgo", "search_google", "search_kb"),
-}
 
 
 class SleuthNode(Node):
@@ -35,40 +32,6 @@ class SleuthNode(Node):
         action = super()._run(shared)
         self.rt.checkpoint(shared)
         return action
-
-
-def offered_actions(rt) -> list[str]:
-    """Tools the Decision may choose now: asked for with --tools, configured, and not empty."""
-    s, out = rt.settings, []
-    if "duckduckgo" in s.tools:
-        out.append("search_duckduckgo")
-    if "google" in s.tools and s.google_configured:
-        out.append("search_google")
-    if "crawl" in s.tools:
-        out.append("crawl_url")
-    if "kb" in s.tools and rt.tools.kb_available():
-        out.append("search_kb")
-    return out + ["send_to_hitl"]
-
-
-def remap_decision(decision: dict, actions: list[str], query: str) -> dict:
-    """Make the engine's choice executable with the tools offered; record what was changed."""
-    action, q = decision["next_action"], (decision.get("query_or_url") or "").strip()
-    out = {"action": action, "query_or_url": q, "reasoning": decision.get("reasoning", ""), "remapped_from": None}
-    if action == "crawl_url" and action in actions and not split_urls(q):
-        action = "search_duckduckgo"  # the engine gave no URL: search for what it wrote instead
-        out["remapped_from"] = "crawl_url"
-    if action not in actions:
-        alternatives = [a for a in REMAP.get(action, ()) if a in actions]
-        out["remapped_from"] = out["remapped_from"] or action
-        if not alternatives:
-            out.update(action="send_to_hitl", query_or_url="")
-            return out
-        action = alternatives[0]
-    if action != "send_to_hitl" and (not q or out["remapped_from"] == "crawl_url"):
-        q = query  # nothing usable to search for (empty, or URLs meant for the crawler): use the question
-    out.update(action=action, query_or_url=q)
-    return out
 
 
 def _feedback_texts(shared, current_round_only: bool = False) -> list[str]:
@@ -104,7 +67,7 @@ class Decision(SleuthNode):
     def prep(self, shared):
         s = self.rt.settings
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations)
-        actions = offered_actions(self.rt) if not forced else ["send_to_hitl"]
+        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else ["send_to_hitl"]
         reports = shared["analyzer_reports"]
         ctx = {
             "query": shared["original_query"],
@@ -295,7 +258,7 @@ class WebCrawl(ToolNode):
         return pending
 
     def run_tool(self, pending):
-        from utils.search import normalize_url
+        from utils.urls import normalize_url
 
         visited = set(pending["visited"])  # a list naming some visited URLs fetches only the new ones
         urls = [u for u in dict.fromkeys(split_urls(pending["query_or_url"])) if normalize_url(u) not in visited]
@@ -340,7 +303,7 @@ class WebCrawl(ToolNode):
             errors.append({"url": "(knowledge base)", "kind": "remember", "message": f"not remembered: {exc}"})
 
     def update_urls(self, shared, out):
-        from utils.search import normalize_url
+        from utils.urls import normalize_url
 
         visited = shared["visited_urls"]
         for u in out.get("fetched", []) + [it["url"] for it in out.get("items", [])]:
@@ -413,8 +376,6 @@ class Analyzer(SleuthNode):
                 "new_potential_urls": [],
                 "inconsistencies_found": "",
             }
-            from utils.llm import EngineResult
-
             return EngineResult(data, "none")
         return self.rt.engine.analyze(ctx)
 
@@ -477,7 +438,7 @@ class HITLOutput(SleuthNode):
         return self.rt.engine.report(ctx, on_chunk=on_chunk)
 
     def post(self, shared, ctx, result):
-        from utils.report import build_report, clean_citations
+        from utils.research.report import build_report, clean_citations
 
         add_usage(shared, result.usage)
         if result.fallback:
@@ -547,45 +508,3 @@ class HumanFeedback(SleuthNode):
         shared["stop_reason"], shared["stop_detail"] = None, ""
         shared["status"] = "running"
         return RESEARCH
-
-
-_ORDINALS = {
-    "first": 1,
-    "second": 2,
-    "third": 3,
-    "fourth": 4,
-    "fifth": 5,
-    "sixth": 6,
-    "seventh": 7,
-    "eighth": 8,
-    "ninth": 9,
-    "tenth": 10,
-}
-_NEGATIVE = (
-    "outdated",
-    "wrong",
-    "incorrect",
-    "unreliable",
-    "ignore",
-    "remove",
-    "drop",
-    "stale",
-    "old",
-    "biased",
-    "not trustworthy",
-    "untrustworthy",
-    "spam",
-    "irrelevant",
-)
-
-
-def rejected_sources(text: str, n_sources: int) -> list[int]:
-    """Source numbers the feedback rejects, e.g. 'the second source is outdated' or 'ignore [3]'."""
-    import re
-
-    low = text.lower()
-    if not any(w in low for w in _NEGATIVE):
-        return []
-    nums = {int(g) for groups in re.findall(r"\[(\d+)\]|source\s*#?\s*(\d+)", low) for g in groups if g}
-    nums |= {n for w, n in _ORDINALS.items() if re.search(rf"\b{w}\s+(?:source|link|result|reference)", low)}
-    return sorted(n for n in nums if 1 <= n <= n_sources)

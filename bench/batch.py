@@ -34,7 +34,7 @@ class SlowScriptedLLM:
         time.sleep(self.latency)  # stands in for the network round trip of a real LLM call
 
     def decide(self, ctx):
-        from utils.llm import EngineResult
+        from utils.engine.base import EngineResult
 
         self._wait()
         if not ctx["history"]:
@@ -46,20 +46,20 @@ class SlowScriptedLLM:
         return EngineResult(d, self.name, usage={"calls": 1, "total": 100})
 
     def analyze(self, ctx):
-        from utils.offline import OfflineEngine
+        from utils.engine.offline import OfflineEngine
 
         self._wait()
         return OfflineEngine().analyze(ctx)
 
     def report(self, ctx, on_chunk=None):
-        from utils.offline import OfflineEngine
+        from utils.engine.offline import OfflineEngine
 
         self._wait()
         return OfflineEngine().report(ctx)
 
 
 def run(jobs: int, questions: list[str], latency: float, web, data_dir: Path) -> tuple[float, list[dict]]:
-    from utils import batch
+    from utils.cli import batch
     from utils.config import Settings
 
     settings = Settings(
@@ -73,22 +73,23 @@ def run(jobs: int, questions: list[str], latency: float, web, data_dir: Path) ->
         remember=False,
         confidence=0.99,
     )
-    import main
+    from flow import run_flow
+    from utils.cli import research
 
-    real = main.make_runtime
+    real = research.make_runtime
 
     def make_runtime(settings, ui, feedback=None, store=True):
         rt = real(settings, ui, feedback=feedback, store=store)
         rt.engine = SlowScriptedLLM(latency)
         return rt
 
-    main.make_runtime = make_runtime
+    research.make_runtime = make_runtime
     out = io.StringIO()
     args = SimpleNamespace(jobs=jobs, unordered=False, quiet=True, output=None)
     t0 = time.perf_counter()
-    code = batch.run_batch(args, settings, stdin=io.StringIO("\n".join(questions) + "\n"), stdout=out)
+    code = batch.run_batch(args, settings, run_flow, stdin=io.StringIO("\n".join(questions) + "\n"), stdout=out)
     wall = time.perf_counter() - t0
-    main.make_runtime = real
+    research.make_runtime = real
     recs = [json.loads(x) for x in out.getvalue().splitlines()]
     assert code == 0 and len(recs) == len(questions), (code, len(recs))
     return wall, recs

@@ -3,7 +3,7 @@
 Data: ../shared/eval/article-extraction-sample (gzip HTML pages + ground-truth.json, from the Zyte
 article-extraction-benchmark). Measure: bag-of-words token precision / recall / F1 of the extracted text
 against ``articleBody`` (tokens = ``\\w+`` lower-cased, counted as multisets), averaged over pages, plus
-time per page. Compares utils.extract with trafilatura (defaults) and a naive BeautifulSoup get_text().
+time per page. Compares utils.web.extract with trafilatura (defaults) and a naive BeautifulSoup get_text().
 
 Usage (from the project root):
     .venv/bin/python bench/extraction.py [--pages N] [--split all|even|odd] [--worst K] [--no-baselines]
@@ -104,7 +104,7 @@ def _mean(values: list[float]) -> float:
 
 
 def ours(html: bytes, url: str) -> str:
-    from utils.extract import extract
+    from utils.web.extract import extract
 
     return extract(html, url).text
 

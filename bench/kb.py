@@ -68,7 +68,7 @@ def evaluate(kb, questions: list[dict], mode: str, depth: int = 40, top: int = 1
 
 
 def build_eval_kb(folder: Path, eval_dir: Path = EVAL):
-    from utils.kb import KnowledgeBase
+    from utils.kb.store import KnowledgeBase
 
     kb = KnowledgeBase(folder)
     report = kb.ingest_paths([eval_dir / "wiki"])
@@ -147,7 +147,7 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
     """One ingest + query run; prints it and returns the headline numbers."""
     import numpy as np
 
-    from utils.kb import SEARCH_MODES, KnowledgeBase, _Doc, _sha
+    from utils.kb.store import SEARCH_MODES, KnowledgeBase, _Doc, _sha
 
     texts = _synthetic_documents(n_chunks)
     print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), default embedding, embedded Chroma")
@@ -214,7 +214,7 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
 
 
 def bench_quality() -> None:
-    from utils.kb import DEFAULT_SEARCH_MODE, SEARCH_MODES
+    from utils.kb.store import DEFAULT_SEARCH_MODE, SEARCH_MODES
 
     if not EVAL.is_dir():
         print(f"quality: {EVAL} is missing; skipped")

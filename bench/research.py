@@ -49,11 +49,11 @@ def main() -> int:
     from localweb import LocalWeb
 
     from main import run_flow
+    from utils.cli.ui import PlainUI
     from utils.config import Settings, parse_tools
-    from utils.llm import make_engine
+    from utils.engine.factory import make_engine
+    from utils.research.state import new_shared
     from utils.runtime import Runtime, Tools
-    from utils.state import new_shared
-    from utils.ui import PlainUI
 
     questions = [json.loads(x) for x in (EVAL / "questions.jsonl").read_text().splitlines() if x][: args.questions]
     tools = parse_tools(args.tools + (",kb" if args.kb else ""))

@@ -9,10 +9,10 @@ import io
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
+from utils.cli.ui import PlainUI
 from utils.config import Settings
-from utils.llm import EngineResult
+from utils.engine.base import EngineResult
 from utils.runtime import Runtime
-from utils.ui import PlainUI
 
 
 class ScriptedEngine:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from conftest import web_env
 
-from utils.batch import EXIT_SOME_FAILED, parse_questions
+from utils.cli.batch import EXIT_SOME_FAILED, parse_questions
 
 
 def test_parse_questions_skips_blanks_and_comments():
@@ -69,22 +69,19 @@ def test_all_good_batch_exits_zero_and_unordered_prints_everything(cli, web):
 
 
 def test_a_failing_question_gives_an_error_record_and_the_batch_goes_on(monkeypatch, tmp_path):
-    import main
-    from utils import batch
+    from flow import run_flow as real
+    from utils.cli import batch
     from utils.config import Settings
-
-    real = main.run_flow
 
     def flaky(rt, shared, start):
         if "explode" in shared["original_query"]:
             raise RuntimeError("tool crashed")
         return real(rt, shared, start)
 
-    monkeypatch.setattr(main, "run_flow", flaky)
     settings = Settings(engine="offline", data_dir=tmp_path, tools=("duckduckgo",), ddg_url="http://127.0.0.1:9/")
     out = io.StringIO()
     args = SimpleNamespace(jobs=2, unordered=False, quiet=True, output=None)
-    code = batch.run_batch(args, settings, stdin=io.StringIO("first\nplease explode\nthird\n"), stdout=out)
+    code = batch.run_batch(args, settings, flaky, stdin=io.StringIO("first\nplease explode\nthird\n"), stdout=out)
     recs = [json.loads(x) for x in out.getvalue().splitlines()]
     assert code == EXIT_SOME_FAILED
     assert [r["id"] for r in recs] == [1, 2, 3]

@@ -8,8 +8,8 @@ from email.utils import formatdate
 import pytest
 
 from tests.webfixtures import LocalServer, make_pdf, page, send
-from utils.cache import Cache
-from utils.crawl import DEFAULT_UA, Fetcher, FetchResult, check_url, decode_body, default_resolve
+from utils.web.cache import Cache
+from utils.web.fetcher import DEFAULT_UA, Fetcher, FetchResult, check_url, decode_body, default_resolve
 
 PUBLIC_IP = "93.184.216.34"  # what the fake resolver says "public.test" is
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.webfixtures import LocalServer, page, send
-from utils import fetch_cli
+from utils.cli import fetch as fetch_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,7 +116,7 @@ def test_runs_as_a_module(site, data_dir):
         [
             sys.executable,
             "-m",
-            "utils.fetch_cli",
+            "utils.cli.fetch",
             site.url("/guide"),
             "ftp://nope/",
             "--json",

@@ -8,10 +8,10 @@ import json
 import pytest
 from fakes import FakeSearch, FakeTools, ScriptedEngine, make_rt
 
-from main import run_flow
-from utils.llm import LOW_CONFIDENCE_CAP, ResilientEngine
-from utils.offline import OfflineEngine
-from utils.state import new_shared
+from flow import run_flow
+from utils.engine.offline import OfflineEngine
+from utils.engine.resilient import LOW_CONFIDENCE_CAP, ResilientEngine
+from utils.research.state import new_shared
 
 
 def run(engine, tmp_path=None, query="What is Sleuth?", fake_tools=None, feedback=None, **kw):
@@ -163,7 +163,7 @@ def test_feedback_restarts_the_loop_and_reaches_the_next_decision(tmp_path):
 
 
 def test_feedback_rejecting_a_source_excludes_it():
-    from nodes import rejected_sources
+    from utils.research.feedback import rejected_sources
 
     assert rejected_sources("the second source is outdated", 3) == [2]
     assert rejected_sources("ignore [3], it is spam", 3) == [3]

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from webfixtures import make_pdf
 
-from utils.chunking import PIECE_SEP, chunk_spans, chunk_text
-from utils.kb import EmbeddingMismatch, KBError, KnowledgeBase
+from utils.kb.chunking import PIECE_SEP, chunk_spans, chunk_text
+from utils.kb.store import EmbeddingMismatch, KBError, KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,7 +173,7 @@ def test_chunk_text_keeps_sentences_whole_and_sized():
 
 
 def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks():
-    from utils.embeddings import analyze
+    from utils.kb.embeddings import analyze
 
     text = "\n\n".join(
         " ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30)) for p in range(6)
@@ -190,7 +190,7 @@ def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks
 def test_hash_vectors_do_not_depend_on_the_batch():
     import numpy as np
 
-    from utils.embeddings import hash_vectors
+    from utils.kb.embeddings import hash_vectors
 
     texts = [
         f"Record {i}: the {['red', 'green', 'blue'][i % 3]} kite number {i * 7} flew over hill {i % 11}."
@@ -216,7 +216,7 @@ def _page(i: int) -> str:
 
 def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[str]:
     """Chunk ids ranked by SQLite FTS5's own bm25() (title weighted 2): the reference ranking."""
-    from utils.embeddings import analyze
+    from utils.kb.embeddings import analyze
 
     match = " OR ".join(f'"{t}"' for t in dict.fromkeys(analyze(query)))
     con = sqlite3.connect(kb.lexical_file)
@@ -306,7 +306,7 @@ def test_reopening_in_a_new_process_and_bm25_search_without_chromadb(kb, corpus,
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from utils.kb import KnowledgeBase\n"
+        "from utils.kb.store import KnowledgeBase\n"
         f"path = Path({str(data_dir / 'kb')!r})\n"
         "quick = KnowledgeBase.quick_count(path)\n"
         "kb = KnowledgeBase(path)\n"
@@ -327,7 +327,7 @@ def test_lost_vector_store_is_rebuilt_from_the_chunks(kb, corpus, data_dir):
     kb.close()
     shutil.rmtree(data_dir / "kb" / "chroma")
     code = (
-        "import json\nfrom pathlib import Path\nfrom utils.kb import KnowledgeBase\n"
+        "import json\nfrom pathlib import Path\nfrom utils.kb.store import KnowledgeBase\n"
         f"kb = KnowledgeBase(Path({str(data_dir / 'kb')!r}))\n"
         "hits = kb.search('volcano ash cloud Iceland airspace', k=1, mode='vector')\n"
         "print(json.dumps([Path(hits[0].source).name, kb.stats()['vectors']]))\n"
@@ -351,7 +351,7 @@ def test_opening_with_another_embedding_is_a_clear_error(kb, corpus, data_dir):
 def test_minilm_without_its_model_fails_fast_with_a_clear_error(tmp_path, data_dir, monkeypatch):
     from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
-    from utils.embeddings import EmbeddingUnavailable
+    from utils.kb.embeddings import EmbeddingUnavailable
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -410,9 +410,9 @@ def test_gemini_embedding_through_a_local_endpoint(data_dir, monkeypatch):
 
 
 def test_hash_embedding_is_the_same_in_every_process():
-    from utils.embeddings import hash_vectors
+    from utils.kb.embeddings import hash_vectors
 
-    code = "from utils.embeddings import hash_vectors; print(hash_vectors(['Zebras graze the savanna'])[0].tolist())"
+    code = "from utils.kb.embeddings import hash_vectors; print(hash_vectors(['Zebras graze the savanna'])[0].tolist())"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     mine = hash_vectors(["Zebras graze the savanna"])[0]

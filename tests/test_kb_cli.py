@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_kb import write_corpus
-from utils.kb_cli import main
+from utils.cli.kb import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +118,7 @@ def test_search_on_an_empty_kb_says_so(capsys, data_dir):
 
 def test_cli_in_a_real_process_with_a_pipe(corpus, data_dir):
     """Non-TTY stderr: no progress bar, plain lines; stdin question set in one process."""
-    code = "import sys; from utils.kb_cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from utils.cli.kb import main; sys.exit(main(sys.argv[1:]))"
     ing = subprocess.run(
         [sys.executable, "-c", code, "ingest", str(corpus), "--data-dir", str(data_dir)],
         cwd=ROOT,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import utils.kb as kbmod
+import utils.kb.store as kbmod
 from tests.test_kb import write_corpus
-from utils.kb import EmbeddingMismatch, KnowledgeBase
+from utils.kb.store import EmbeddingMismatch, KnowledgeBase
 
 CHROMA = Path(sys.executable).with_name("chroma")
 
@@ -119,7 +119,7 @@ def test_server_kb_refuses_another_embedding_and_resets(chroma_url, collection, 
 
 
 def test_cli_with_chroma_url(chroma_url, tmp_path, monkeypatch, capsys):
-    from utils.kb_cli import main
+    from utils.cli.kb import main
 
     monkeypatch.chdir(tmp_path)
     corpus = write_corpus(tmp_path / "docs")

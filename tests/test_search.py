@@ -9,8 +9,8 @@ from datetime import datetime
 import pytest
 
 from tests.webfixtures import LocalServer, cse_error, cse_json, ddg_html, send
-from utils.cache import Cache
-from utils.search import SearchClient, SearchOutcome, SearchResult, normalize_url
+from utils.web.cache import Cache
+from utils.web.search import SearchClient, SearchOutcome, SearchResult, normalize_url
 
 DDG_RESULTS = [
     ("Agents survey", "https://www.example.com/survey?utm_source=ddg", "A survey of <b>LLM agents</b>."),

@@ -25,7 +25,7 @@ class Tools:
     def cache(self):
         with self._lock:
             if self._cache is None:
-                from utils.cache import Cache
+                from utils.web.cache import Cache
 
                 s = self.settings
                 self._cache = Cache(s.data_dir / "cache", ttl=s.cache_ttl, enabled=not s.no_cache)
@@ -34,7 +34,7 @@ class Tools:
     def search(self):
         with self._lock:
             if self._search is None:
-                from utils.search import SearchClient
+                from utils.web.search import SearchClient
 
                 s = self.settings
                 self._search = SearchClient(
@@ -49,7 +49,7 @@ class Tools:
     def fetcher(self):
         with self._lock:
             if self._fetcher is None:
-                from utils.crawl import Fetcher
+                from utils.web.fetcher import Fetcher
 
                 s = self.settings
                 self._fetcher = Fetcher(
@@ -63,7 +63,7 @@ class Tools:
     def kb(self):
         with self._lock:
             if self._kb is None:
-                from utils.kb import KnowledgeBase
+                from utils.kb.store import KnowledgeBase
 
                 s = self.settings
                 self._kb = KnowledgeBase(
@@ -79,7 +79,7 @@ class Tools:
             if self.settings.chroma_url:
                 n = self.kb().count()
             else:
-                from utils.kb import KnowledgeBase
+                from utils.kb.store import KnowledgeBase
 
                 n = KnowledgeBase.quick_count(self.settings.data_dir / "kb")
         except Exception:  # noqa: BLE001 - an unreachable KB is simply not offered

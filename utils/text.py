@@ -91,3 +91,8 @@ def _stemmer():
 def term_set(text: str) -> set[str]:
     """Stemmed content terms of a text, as a set."""
     return {stem(t) for t in content_terms(text)}
+
+
+def normalize_query(q: str) -> str:
+    """Normalization used for 'same query again' loop detection (case, punctuation, spacing)."""
+    return " ".join(re.findall(r"\w+", fold(q or "")))

@@ -66,8 +66,9 @@ from itertools import chain
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from utils.chunking import PIECE_SEP, chunk_spans
-from utils.embeddings import EMBEDDINGS, HASH_DIM, analyze
+from utils.errors import EmbeddingMismatch, KBError
+from utils.kb.chunking import PIECE_SEP, chunk_spans
+from utils.kb.embeddings import EMBEDDINGS, HASH_DIM, analyze
 
 log = logging.getLogger(__name__)
 
@@ -96,14 +97,6 @@ WRITE_BATCH_CHUNKS = 5000
 SERVER_SYNC_SECONDS = 5.0
 # Chunk metadata stored in a Chroma server (embedded mode keeps only source + chunk there).
 _META_KEYS = ("source", "chunk", "title", "content_hash", "doc_hash", "source_type", "ingested_at", "session_id")
-
-
-class KBError(RuntimeError):
-    """A knowledge-base problem worth showing to the user as is."""
-
-
-class EmbeddingMismatch(KBError):
-    """The KB was built with another embedding function than the one asked for."""
 
 
 @dataclass
@@ -213,7 +206,7 @@ def _read_text_file(data: bytes, path: Path) -> tuple[str, str]:
 
 
 def _read_html(data: bytes, path: Path) -> tuple[str, str]:
-    from utils.extract import extract
+    from utils.web.extract import extract
 
     ex = extract(data, url=path.as_uri())
     return (ex.title or path.stem), ex.text
@@ -631,7 +624,7 @@ class KnowledgeBase:
         with self._lock:
             if self._col is not None:
                 return self._col
-            from utils.embeddings import embedding_classes, get_embedding_function
+            from utils.kb.embeddings import embedding_classes, get_embedding_function
 
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
@@ -813,7 +806,7 @@ class KnowledgeBase:
     def _embed(self, pairs: list[tuple[str, str]], terms: list[list[str]] | None = None):
         """Vectors for (title, text) pairs; the hash embedding reuses already analysed terms."""
         if self.embedding == "hash":
-            from utils.embeddings import hash_vectors_from_terms
+            from utils.kb.embeddings import hash_vectors_from_terms
 
             if terms is None:
                 terms = [analyze(t) + analyze(x) for t, x in pairs]
@@ -1063,7 +1056,7 @@ class KnowledgeBase:
         """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
         with self._lock:
             if self._client is None:
-                from utils.embeddings import embedding_classes
+                from utils.kb.embeddings import embedding_classes
 
                 embedding_classes()
                 self._client = self._make_client()

@@ -10,9 +10,9 @@ status is 0 when all succeeded, 1 when any failed, 2 for usage errors.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from utils.cli.output import out, out_json
 from utils.config import add_common_args, load_settings
 
 PROG = "main.py fetch"
@@ -30,15 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _write(stream, text: str) -> None:
-    """Write text even to a terminal whose encoding cannot show every character."""
-    try:
-        stream.write(text)
-    except UnicodeEncodeError:
-        enc = getattr(stream, "encoding", None) or "ascii"
-        stream.write(text.encode(enc, errors="replace").decode(enc, errors="replace"))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -48,18 +39,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings(args)
     except ValueError as exc:
-        _write(sys.stderr, f"{PROG}: error: {exc}\n")
+        out(f"{PROG}: error: {exc}", stream=sys.stderr)
         return 2
 
-    from utils.cache import open_cache
-    from utils.crawl import Fetcher
+    from utils.web.cache import open_cache
+    from utils.web.fetcher import Fetcher
 
     cache = open_cache(settings.data_dir, ttl=settings.cache_ttl, no_cache=settings.no_cache)
     fetcher = Fetcher.from_settings(settings, cache=cache)
     try:
         results = fetcher.fetch_many(args.urls)
     except KeyboardInterrupt:
-        _write(sys.stderr, f"{PROG}: interrupted\n")
+        out(f"{PROG}: interrupted", stream=sys.stderr)
         return 130
     finally:
         cache.close()
@@ -68,15 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     for res in results:
         if res.error:
             failed += 1
-            _write(sys.stderr, f"{PROG}: {res.url}: {res.error}\n")
+            out(f"{PROG}: {res.url}: {res.error}", stream=sys.stderr)
         if args.json:
-            _write(sys.stdout, json.dumps(res.to_dict(), ensure_ascii=False) + "\n")
+            out_json(res.to_dict())
         elif not res.error:
             header = f"== {res.title} — {res.final_url}" if res.title else f"== {res.final_url}"
-            _write(sys.stdout, header + "\n")
+            out(header)
             if res.text:
-                _write(sys.stdout, res.text.rstrip() + "\n")
-            _write(sys.stdout, "\n")
+                out(res.text.rstrip())
+            out()
     sys.stdout.flush()
     return 1 if failed else 0
 

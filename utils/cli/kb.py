@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 
+from utils.cli.output import out
 from utils.config import add_common_args, load_settings
 
 
@@ -40,11 +41,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _err(msg: str) -> None:
-    print(msg, file=sys.stderr)
+    out(msg, stream=sys.stderr)
 
 
 def _ingest(kb, paths: list[str]) -> int:
-    from utils.kb import IngestReport
+    from utils.kb.store import IngestReport
 
     report: IngestReport
     if sys.stderr.isatty():
@@ -74,7 +75,7 @@ def _ingest(kb, paths: list[str]) -> int:
         _err(f"error: {path}: {reason}")
     if report.skipped:
         _err(f"skipped {len(report.skipped)} file(s) of unsupported types, e.g. {report.skipped[0]}")
-    print(
+    out(
         f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
         f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB"
     )
@@ -84,35 +85,35 @@ def _ingest(kb, paths: list[str]) -> int:
 def _stats(kb, as_json: bool) -> int:
     s = kb.stats()
     if as_json:
-        print(json.dumps(s, ensure_ascii=False))
+        out(json.dumps(s, ensure_ascii=False))
         return 0
-    print(f"chunks:      {s['chunks']} from {s['sources']} source(s)")
+    out(f"chunks:      {s['chunks']} from {s['sources']} source(s)")
     for st, d in s["by_source_type"].items():
-        print(f"  {st:9s}  {d['chunks']} chunks, {d['sources']} source(s)")
-    print(f"vectors:     {s['vectors']}{'' if s['in_sync'] else '  (differs from chunks: repaired on next write)'}")
-    print(f"embedding:   {s['embedding']}")
-    print(f"search mode: {s['search_mode']}")
-    print(f"store:       {s['store']}")
-    print(f"lexical:     {s['lexical_index']}")
+        out(f"  {st:9s}  {d['chunks']} chunks, {d['sources']} source(s)")
+    out(f"vectors:     {s['vectors']}{'' if s['in_sync'] else '  (differs from chunks: repaired on next write)'}")
+    out(f"embedding:   {s['embedding']}")
+    out(f"search mode: {s['search_mode']}")
+    out(f"store:       {s['store']}")
+    out(f"lexical:     {s['lexical_index']}")
     return 0
 
 
 def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
-    from utils.kb import hits_json
+    from utils.kb.store import hits_json
 
     if as_json:
-        print(hits_json(query, hits), flush=True)
+        out(hits_json(query, hits), flush=True)
         return
     if many:
-        print(f"# {query}")
+        out(f"# {query}")
     if not hits:
-        print("no hits")
+        out("no hits")
     for h in hits:
         text = " ".join(h.text.split())
-        print(f"{h.rank}. [{h.score:.3f}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
-        print(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
+        out(f"{h.rank}. [{h.score:.3f}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
+        out(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
     if many:
-        print()
+        out()
 
 
 def _search(kb, query: str, k: int, as_json: bool, mode: str | None) -> int:
@@ -143,7 +144,7 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         _err(f"error: {exc}")
         return 2
-    from utils.kb import KBError, KnowledgeBase
+    from utils.kb.store import KBError, KnowledgeBase
 
     kb = KnowledgeBase.for_settings(settings)
     try:
@@ -154,13 +155,13 @@ def main(argv: list[str]) -> int:
         if args.cmd == "search":
             return _search(kb, args.query, args.k, args.json, args.mode)
         kb.reset()
-        print(f"knowledge base emptied ({kb.store})")
+        out(f"knowledge base emptied ({kb.store})")
         return 0
     except KBError as exc:
         _err(f"error: {exc}")
         return 1
     except Exception as exc:  # noqa: BLE001 - e.g. EmbeddingUnavailable, a Chroma server that went away
-        from utils.embeddings import EmbeddingUnavailable
+        from utils.kb.embeddings import EmbeddingUnavailable
 
         if isinstance(exc, EmbeddingUnavailable):
             _err(f"error: {exc}")

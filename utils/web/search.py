@@ -29,118 +29,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote
 
-from utils.cache import Cache
+from utils.errors import BACKEND_ERROR_KINDS as ERROR_KINDS  # noqa: F401
+from utils.errors import BackendError
+from utils.urls import normalize_url  # noqa: F401 - re-exported (one owner: utils.urls)
+from utils.web.cache import Cache
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("duckduckgo", "google")
-ERROR_KINDS = ("no_results", "rate_limited", "timeout", "network", "auth", "config", "error")
 MIN_RESULTS = 2  # fewer than this from an engine -> try the next one
-
-# Query parameters that only track the visitor; dropped by normalize_url.
-TRACKING_PARAMS = frozenset(
-    {
-        "gclid",
-        "gclsrc",
-        "dclid",
-        "gbraid",
-        "wbraid",
-        "fbclid",
-        "mc_cid",
-        "mc_eid",
-        "ref",
-        "ref_src",
-        "ref_url",
-        "igshid",
-        "igsh",
-        "yclid",
-        "msclkid",
-        "_hsenc",
-        "_hsmi",
-        "__hstc",
-        "__hssc",
-        "__hsfp",
-        "hsctatracking",
-        "mkt_tok",
-        "oly_anon_id",
-        "oly_enc_id",
-        "vero_id",
-        "vero_conv",
-        "_openstat",
-        "wickedid",
-        "twclid",
-        "ttclid",
-        "srsltid",
-        "si",
-        "spm",
-        "scid",
-        "s_cid",
-        "cmpid",
-        "trk",
-        "trkcampaign",
-        "sc_campaign",
-        "sc_channel",
-        "sc_content",
-        "sc_medium",
-        "sc_outcome",
-        "sc_geo",
-        "sc_country",
-        "_ga",
-        "_gl",
-    }
-)
-TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "piwik_", "matomo_", "hsa_", "stm_")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def normalize_url(url: str) -> str:
-    """Canonical form of a URL for de-duplication and "already visited" checks.
-
-    Lower-cases scheme and host, drops ``www.``, the default port, the fragment, a trailing
-    slash (the root keeps ``/``) and tracking parameters, and sorts the remaining query
-    parameters. Never raises: anything that does not parse as ``scheme://host...`` is returned
-    stripped but otherwise unchanged.
-    """
-    try:
-        s = str(url or "").strip()
-    except Exception:  # noqa: BLE001 - a __str__ that raises
-        return ""
-    try:
-        parts = urlsplit(s)
-        scheme = parts.scheme.lower()
-        if not scheme or not parts.netloc:
-            return s
-        host = (parts.hostname or "").rstrip(".")
-        if not host:
-            return s
-        if host.startswith("www."):
-            host = host[4:]
-        if ":" in host:  # IPv6 literal
-            host = f"[{host}]"
-        try:
-            port = parts.port
-        except ValueError:
-            port = None
-        netloc = host
-        if port is not None and port != _DEFAULT_PORTS.get(scheme):
-            netloc = f"{host}:{port}"
-        userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
-        if userinfo:
-            netloc = f"{userinfo}@{netloc}"
-        path = re.sub(r"/{2,}", "/", parts.path) or "/"
-        if len(path) > 1:
-            path = path.rstrip("/") or "/"
-        pairs = [
-            (k, v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            if k.lower() not in TRACKING_PARAMS and not k.lower().startswith(TRACKING_PREFIXES)
-        ]
-        query = urlencode(sorted(pairs))
-        return urlunsplit((scheme, netloc, path, query, ""))
-    except Exception:  # noqa: BLE001 - junk in, junk out, never an exception
-        return s
 
 
 def _now_iso() -> str:
@@ -189,17 +88,6 @@ class SearchOutcome:
             "errors": [dict(e) for e in self.errors],
             "from_cache": self.from_cache,
         }
-
-
-class EngineError(Exception):
-    """One engine failed; ``kind`` is one of ERROR_KINDS."""
-
-    def __init__(self, kind: str, message: str, retry_after: float | None = None, network: bool = True):
-        super().__init__(message)
-        self.kind = kind if kind in ERROR_KINDS else "error"
-        self.message = message
-        self.retry_after = retry_after
-        self.network = network  # False when no request was sent (cool-down skip, bad config)
 
 
 # DuckDuckGo's "are you a robot" page (served with 202 or 200 instead of results).
@@ -313,7 +201,7 @@ class SearchClient:
                 break
             try:
                 results, cached = self._engine_results(name, q)
-            except EngineError as exc:
+            except BackendError as exc:
                 outcome.errors.append({"engine": name, "kind": exc.kind, "message": exc.message})
                 network_used = network_used or exc.network
                 continue
@@ -354,7 +242,7 @@ class SearchClient:
         return {"q": query.lower(), "n": self.max_results, "endpoint": endpoint}
 
     def _engine_results(self, name: str, query: str) -> tuple[list[SearchResult], bool]:
-        """(results, from_cache). Raises EngineError; an empty list is a valid answer."""
+        """(results, from_cache). Raises BackendError; an empty list is a valid answer."""
         key = self._cache_key(name, query)
         hit = self.cache.get(name, key)
         if isinstance(hit, list) and hit:
@@ -364,7 +252,7 @@ class SearchClient:
                 pass
         left = self.cooling_down(name)
         if left > 0:
-            raise EngineError(
+            raise BackendError(
                 "rate_limited", f"skipped: cooling down after a rate limit ({left:.0f}s left)", network=False
             )
         try:
@@ -372,13 +260,13 @@ class SearchClient:
                 results = self._search_duckduckgo(query)
             else:
                 results = self._search_google(query)
-        except EngineError as exc:
+        except BackendError as exc:
             if exc.kind == "rate_limited":
                 self._start_cooldown(name, exc.retry_after)
             raise
         except Exception as exc:  # noqa: BLE001 - an engine must never take the agent down
             log.debug("search engine %s failed", name, exc_info=True)
-            raise EngineError("error", f"{type(exc).__name__}: {exc}") from exc
+            raise BackendError("error", f"{type(exc).__name__}: {exc}") from exc
         if results:
             self.cache.set(name, key, [r.to_dict() for r in results])
         return results, False
@@ -391,19 +279,19 @@ class SearchClient:
         try:
             resp = eng.http_client.request(eng.search_method, eng.search_url, data=payload)
         except TimeoutException as exc:
-            raise EngineError("timeout", f"DuckDuckGo timed out after {self.timeout:g}s") from exc
+            raise BackendError("timeout", f"DuckDuckGo timed out after {self.timeout:g}s") from exc
         except DDGSException as exc:
             msg = str(exc)
             kind = "timeout" if "timed out" in msg.lower() or "Timeout" in msg else "network"
-            raise EngineError(kind, f"DuckDuckGo request failed: {msg[:300]}") from exc
+            raise BackendError(kind, f"DuckDuckGo request failed: {msg[:300]}") from exc
         status = int(resp.status_code)
         body = resp.text or ""
         if status == 429:
-            raise EngineError("rate_limited", "DuckDuckGo answered HTTP 429 Too Many Requests")
+            raise BackendError("rate_limited", "DuckDuckGo answered HTTP 429 Too Many Requests")
         if status in (202, 403) or (status == 200 and _looks_blocked(body)):
-            raise EngineError("rate_limited", f"DuckDuckGo served a bot check (HTTP {status})")
+            raise BackendError("rate_limited", f"DuckDuckGo served a bot check (HTTP {status})")
         if status != 200:
-            raise EngineError("error", f"DuckDuckGo answered HTTP {status}")
+            raise BackendError("error", f"DuckDuckGo answered HTTP {status}")
         items = eng.post_extract_results(eng.extract_results(body)) if body.strip() else []
         when = _now_iso()
         out: list[SearchResult] = []
@@ -451,9 +339,9 @@ class SearchClient:
         except HttpError as exc:
             raise _google_http_error(exc) from exc
         except TimeoutError as exc:
-            raise EngineError("timeout", f"Google Custom Search timed out after {self.timeout:g}s") from exc
+            raise BackendError("timeout", f"Google Custom Search timed out after {self.timeout:g}s") from exc
         except (httplib2.HttpLib2Error, OSError) as exc:
-            raise EngineError("network", f"Google Custom Search request failed: {type(exc).__name__}: {exc}") from exc
+            raise BackendError("network", f"Google Custom Search request failed: {type(exc).__name__}: {exc}") from exc
         when = _now_iso()
         out: list[SearchResult] = []
         for item in (resp or {}).get("items") or []:
@@ -497,7 +385,7 @@ class SearchClient:
                 static_discovery=True,
             )
         except Exception as exc:  # noqa: BLE001
-            raise EngineError(
+            raise BackendError(
                 "config", f"cannot set up Google Custom Search: {type(exc).__name__}: {exc}", network=False
             ) from exc
         self._local.google = svc
@@ -532,7 +420,7 @@ _GOOGLE_QUOTA_REASONS = {
 }
 
 
-def _google_http_error(exc) -> EngineError:
+def _google_http_error(exc) -> BackendError:
     status = int(getattr(getattr(exc, "resp", None), "status", 0) or 0)
     reasons: set[str] = set()
     try:
@@ -553,7 +441,7 @@ def _google_http_error(exc) -> EngineError:
     except (AttributeError, TypeError, ValueError):
         pass
     if status == 429 or reasons & _GOOGLE_QUOTA_REASONS or "quota" in msg.lower():
-        return EngineError("rate_limited", msg, retry_after)
+        return BackendError("rate_limited", msg, retry_after)
     if status in (400, 401, 403):
-        return EngineError("auth", msg)
-    return EngineError("error", msg)
+        return BackendError("auth", msg)
+    return BackendError("error", msg)

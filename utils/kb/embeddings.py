@@ -33,6 +33,7 @@ import unicodedata
 from itertools import chain, repeat
 from urllib.parse import urlsplit
 
+from utils.errors import EmbeddingUnavailable
 from utils.text import STOPWORDS, stem
 
 EMBEDDINGS = ("hash", "minilm", "gemini")
@@ -43,10 +44,6 @@ GEMINI_DIM = 768
 # Word characters but not "_": the same tokens SQLite FTS5's unicode61 tokenizer sees (it splits on "_"), so
 # every index term is exactly one FTS5 token and the KB's in-memory BM25 can read postings by term.
 _WORD = re.compile(r"[^\W_]+")
-
-
-class EmbeddingUnavailable(RuntimeError):
-    """The requested embedding cannot run here (model not downloadable, no API key, ...)."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -52,8 +52,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from utils.cache import Cache
-from utils.search import normalize_url
+from utils.errors import FetchError
+from utils.urls import normalize_url
+from utils.web.cache import Cache
 
 log = logging.getLogger(__name__)
 
@@ -131,21 +132,6 @@ class FetchResult:
             elapsed_ms=int(d.get("elapsed_ms") or 0),
             from_cache=bool(d.get("from_cache")),
         )
-
-
-class FetchError(Exception):
-    """A fetch failed; ``kind`` is one of ERROR_KINDS. Deliberately not an OSError, so it passes
-    straight through urllib3/requests when raised from inside a connection."""
-
-    def __init__(
-        self, kind: str, message: str, *, status: int | None = None, final_url: str = "", content_type: str = ""
-    ):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.final_url = final_url
-        self.content_type = content_type
 
 
 # -- address checks ------------------------------------------------------------------------
@@ -752,7 +738,7 @@ class Fetcher:
 
     @staticmethod
     def _extract_html(result: FetchResult, html: str, body: bytes, final_url: str) -> None:
-        from utils.extract import extract
+        from utils.web.extract import extract
 
         html = _XML_DECL.sub("", html, count=1)
         try:

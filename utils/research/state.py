@@ -14,26 +14,6 @@ from typing import Literal, TypedDict
 
 SCHEMA_VERSION = 1
 
-ACTIONS = ("search_duckduckgo", "search_google", "crawl_url", "search_kb", "send_to_hitl")
-TOOL_ACTIONS = {  # action -> tool name used by --tools
-    "search_duckduckgo": "duckduckgo",
-    "search_google": "google",
-    "crawl_url": "crawl",
-    "search_kb": "kb",
-}
-STOP_REASONS = (
-    "confident",  # confidence >= threshold
-    "decided",  # the engine chose send_to_hitl itself
-    "exhausted",  # the offline policy has nothing left to try
-    "budget",  # --max-iterations reached
-    "loop_repeat",  # the same normalized action+query again
-    "loop_revisit",  # a URL already visited
-    "stall",  # confidence not improving for 3 analyses
-    "tool_failures",  # tools failing repeatedly
-    "no_tools",  # nothing usable is offered
-    "interrupted",  # Ctrl-C; the session can be resumed
-)
-
 
 class HistoryEntry(TypedDict, total=False):
     step: int  # iteration number (1-based)
@@ -180,7 +160,7 @@ def add_source(
     Web sources are the same when their normalized URLs match; KB sources when their document
     (path or URL) matches, so every chunk of one file shares one citation number.
     """
-    from utils.search import normalize_url
+    from utils.urls import normalize_url
 
     key = normalize_url(url) if kind == "external" else url
     for s in shared["sources"]:
@@ -200,7 +180,7 @@ def add_source(
 
 def add_candidates(shared: Shared, entries) -> None:
     """Remember URLs worth crawling ({"url", "title", "snippet"}), unless visited or already known."""
-    from utils.search import normalize_url
+    from utils.urls import normalize_url
 
     visited = set(shared["visited_urls"])
     known = {c["norm"] for c in shared["candidate_urls"]}

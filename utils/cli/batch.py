@@ -9,7 +9,8 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TextIO
 
-EXIT_SOME_FAILED = 3  # documented: at least one question produced an error record
+from utils.cli.output import EXIT_INTERRUPTED
+from utils.cli.output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
 
 
 def parse_questions(lines) -> list[dict]:
@@ -33,9 +34,9 @@ def parse_questions(lines) -> list[dict]:
     return out
 
 
-def run_batch(args, settings, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    from main import make_runtime, new_session, result_json, run_flow, write_output
-    from utils.ui import make_ui
+def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    from utils.cli.research import make_runtime, new_session, result_json, write_output
+    from utils.cli.ui import make_ui
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -97,6 +98,6 @@ def run_batch(args, settings, stdin: TextIO | None = None, stdout: TextIO | None
         print(
             f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}", file=sys.stderr
         )
-        return 130
+        return EXIT_INTERRUPTED
     pool.shutdown(wait=True)
     return EXIT_SOME_FAILED if failed else 0

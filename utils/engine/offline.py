@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
-from utils.llm import EngineResult
-from utils.text import STOPWORDS, content_terms, fold, split_sentences, stem, term_set
+from utils.engine.base import EngineResult
+from utils.research.feedback import feedback_terms
+from utils.text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
 MAX_FACTS_PER_ITEM = 3
@@ -22,13 +23,6 @@ MAX_FACTS_PER_STEP = 8
 MAX_CRAWL_PER_STEP = 3
 MIN_SCORE = 0.25
 
-# Words that say something about the research itself rather than its subject (feedback).
-META_WORDS = frozenset(
-    """source sources outdated wrong incorrect unreliable old stale please look check more detail details
-    second third fourth fifth first last answer answers again better ignore remove drop instead also into
-    focus find search want need like think seems seem looks information info result results link links page pages
-    thanks thank good bad ok okay""".split()
-)
 _ENTITY = re.compile(
     r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
 )
@@ -38,20 +32,6 @@ _COMMON_CAPS = frozenset(
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday""".split()
 )
-
-
-def normalize_query(q: str) -> str:
-    """Normalization used for 'same query again' loop detection (case, punctuation, spacing)."""
-    return " ".join(re.findall(r"\w+", fold(q or "")))
-
-
-def feedback_terms(feedback: list[str]) -> list[str]:
-    out: list[str] = []
-    for text in feedback:
-        for t in content_terms(text):
-            if t not in META_WORDS and not t.isdigit() and t not in out:
-                out.append(t)
-    return out
 
 
 def _weights(query: str, extra: list[str] = ()) -> dict[str, float]:

@@ -3,26 +3,11 @@ web passes through `safe_text` first: no terminal escape sequences from a page r
 
 from __future__ import annotations
 
-import re
 import sys
-import threading
 from typing import TextIO
 
-# C0 controls except \t \n, DEL, C1 controls, and bidi overrides that can disguise text.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def safe_text(text: str) -> str:
-    """Remove control characters and escape sequences (ESC is removed, so nothing is interpreted)."""
-    return _CONTROL.sub("", text or "")
-
-
-def short(text: str, n: int = 80) -> str:
-    text = " ".join(safe_text(text).split())
-    return text if len(text) <= n else text[: n - 1] + "\u2026"
-
-
-_WRITE_LOCK = threading.Lock()  # one for every UI: batch jobs must not interleave their lines
+from utils.cli.output import WRITE_LOCK as _WRITE_LOCK
+from utils.cli.output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
 
 
 class PlainUI:

@@ -1,0 +1,184 @@
+"""The research command: one question (a report, or --json), --resume/--feedback, or a batch
+from stdin. The flow itself is handed in by main.py (utilities never import the graph)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from utils.cli.output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err
+
+RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from utils.config import add_common_args
+
+    p = argparse.ArgumentParser(
+        prog="sleuth",
+        description="Research a question on the web and in your knowledge base; print a cited report.",
+        epilog="Other commands: sleuth batch | sessions list|show|export | kb ingest|search|stats|reset | "
+        "fetch URL...  (each has --help)",
+    )
+    p.add_argument("question", nargs="*", help="the question (omit to be asked, or pipe questions for a batch)")
+    p.add_argument(
+        "--engine",
+        choices=["auto", "gemini", "offline"],
+        help="LLM engine (default auto: gemini if GEMINI_API_KEY is set, else offline)",
+    )
+    p.add_argument("--confidence", type=float, help="stop when confidence reaches this (default 0.7)")
+    p.add_argument("--max-iterations", type=int, help="research step budget per round (default 8)")
+    p.add_argument("--tools", help="comma-separated tools to offer: duckduckgo,google,crawl,kb (default all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
+    p.add_argument("-o", "--output", help="also write the final report (Markdown) to this file")
+    p.add_argument(
+        "--no-remember", action="store_true", default=None, help="do not add crawled pages to the knowledge base"
+    )
+    p.add_argument("--resume", metavar="ID", help="reopen a saved session (with --feedback: re-research it)")
+    p.add_argument("--feedback", help="feedback for --resume: re-research the session with it, non-interactively")
+    p.add_argument("--batch", action="store_true", help="read questions from stdin, one JSON line out per question")
+    p.add_argument("--jobs", type=int, default=1, help="batch: questions researched at once (default 1)")
+    p.add_argument("--unordered", action="store_true", help="batch: print results as they finish")
+    p.add_argument("--plain", action="store_true", help="plain progress lines, no live display or colour")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    add_common_args(p)
+    return p
+
+
+def settings_or_exit(args):
+    from utils.config import load_settings
+
+    try:
+        return load_settings(args)
+    except ValueError as exc:
+        err(str(exc))
+        raise SystemExit(EXIT_USAGE) from exc
+
+
+def make_runtime(settings, ui, feedback=None, store=True):
+    from utils.engine.factory import make_engine
+    from utils.errors import EngineError
+    from utils.runtime import Runtime, Tools
+    from utils.sessions import SessionStore
+
+    try:
+        engine = make_engine(settings, warn=ui.warn)
+    except EngineError as exc:
+        err(str(exc))
+        raise SystemExit(EXIT_USAGE) from exc
+    return Runtime(
+        settings=settings,
+        engine=engine,
+        ui=ui,
+        tools=Tools(settings),
+        store=SessionStore(settings.data_dir) if store else None,
+        feedback=feedback,
+    )
+
+
+def result_json(shared: dict) -> dict:
+    return {
+        "query": shared.get("original_query"),
+        "answer": shared.get("answer"),
+        "confidence": shared.get("confidence_score"),
+        "stop_reason": shared.get("stop_reason"),
+        "iterations": shared.get("iteration_count"),
+        "sources": [
+            {"n": s["n"], "title": s.get("title"), "url": s.get("url"), "tool": s.get("tool"), "kind": s.get("kind")}
+            for s in shared.get("sources", [])
+        ],
+        "session_id": shared.get("session_id"),
+        "elapsed_ms": shared.get("elapsed_ms"),
+        "engine": shared.get("engine"),
+        "tokens": shared.get("token_usage"),
+    }
+
+
+def new_session(rt, query: str) -> dict:
+    from utils.research.state import new_shared
+
+    return new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
+
+
+def write_output(path: str | None, shared: dict) -> None:
+    if path and shared.get("final_answer"):
+        from pathlib import Path
+
+        Path(path).write_text(shared["final_answer"], encoding="utf-8")
+
+
+def main(argv: list[str], run_flow: RunFlow) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    settings = settings_or_exit(args)
+    stdin_tty = sys.stdin.isatty()
+    question = " ".join(args.question).strip()
+
+    if args.batch or (not question and not args.resume and not stdin_tty):
+        from utils.cli.batch import run_batch
+
+        return run_batch(args, settings, run_flow)
+
+    from utils.cli.ui import make_ui
+
+    interactive = stdin_tty and sys.stdout.isatty() and not args.json
+    ui = make_ui(plain=args.plain, quiet=args.quiet or False, show_report=not args.json)
+    feedback = None
+    if args.feedback is not None:
+        if not args.resume:
+            parser.error("--feedback needs --resume ID")
+        feedback = _one_shot(args.feedback)
+    elif interactive:
+        feedback = ui.ask_feedback
+    rt = make_runtime(settings, ui, feedback=feedback)
+    rt.stream_report = interactive and rt.engine.name == "gemini"
+
+    if args.resume:
+        from utils.errors import SessionNotFound
+
+        try:
+            shared = rt.store.load(args.resume)
+        except SessionNotFound as exc:
+            err(str(exc))
+            return EXIT_USAGE
+        shared["engine"] = rt.engine.name
+        # A run cut short (Ctrl-C, crash) goes on researching; a finished one reopens at the feedback step.
+        start = "decision" if shared.get("status") in ("running", "reporting", "interrupted") else "feedback"
+        if feedback is None and start == "feedback" and not interactive:
+            ui.report(shared["final_answer"])
+            return EXIT_OK
+    else:
+        if not question:
+            question = ui.ask_question() if interactive else ""
+        if not question:
+            err("no question given")
+            return EXIT_USAGE
+        shared, start = new_session(rt, question), "query"
+
+    try:
+        run_flow(rt, shared, start)
+    except KeyboardInterrupt:
+        ui.finish()
+        print(file=sys.stderr)
+        err(f"interrupted; resume with: sleuth --resume {shared['session_id']}")
+        return EXIT_INTERRUPTED
+    finally:
+        ui.finish()
+    write_output(args.output, shared)
+    if args.json:
+        print(json.dumps(result_json(shared), ensure_ascii=False))
+    return EXIT_OK
+
+
+def _one_shot(text: str):
+    given = []
+
+    def feedback(_prep):
+        if given:
+            return None
+        given.append(text)
+        return text
+
+    return feedback
