@@ -74,22 +74,22 @@ def run(jobs: int, questions: list[str], latency: float, web, data_dir: Path) ->
         confidence=0.99,
     )
     from flow import run_flow
-    from utils.cli import research
+    from utils.cli import runner
 
-    real = research.make_runtime
+    real = runner.make_runtime
 
     def make_runtime(settings, ui, feedback=None, store=True):
         rt = real(settings, ui, feedback=feedback, store=store)
         rt.engine = SlowScriptedLLM(latency)
         return rt
 
-    research.make_runtime = make_runtime
+    runner.make_runtime = make_runtime
     out = io.StringIO()
     args = SimpleNamespace(jobs=jobs, unordered=False, quiet=True, output=None)
     t0 = time.perf_counter()
     code = batch.run_batch(args, settings, run_flow, stdin=io.StringIO("\n".join(questions) + "\n"), stdout=out)
     wall = time.perf_counter() - t0
-    research.make_runtime = real
+    runner.make_runtime = real
     recs = [json.loads(x) for x in out.getvalue().splitlines()]
     assert code == 0 and len(recs) == len(questions), (code, len(recs))
     return wall, recs

@@ -35,7 +35,7 @@ def parse_questions(lines) -> list[dict]:
 
 
 def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    from utils.cli.research import make_runtime, new_session, result_json, write_output
+    from utils.cli.runner import make_runtime, new_session, result_json, write_output
     from utils.cli.ui import make_ui
 
     stdin = stdin or sys.stdin

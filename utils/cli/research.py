@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from utils.cli.output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err
+from utils.cli.runner import make_runtime, new_session, one_shot, result_json, settings_or_exit, write_output
 
 RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
 
@@ -47,68 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def settings_or_exit(args):
-    from utils.config import load_settings
-
-    try:
-        return load_settings(args)
-    except ValueError as exc:
-        err(str(exc))
-        raise SystemExit(EXIT_USAGE) from exc
-
-
-def make_runtime(settings, ui, feedback=None, store=True):
-    from utils.engine.factory import make_engine
-    from utils.errors import EngineError
-    from utils.runtime import Runtime, Tools
-    from utils.sessions import SessionStore
-
-    try:
-        engine = make_engine(settings, warn=ui.warn)
-    except EngineError as exc:
-        err(str(exc))
-        raise SystemExit(EXIT_USAGE) from exc
-    return Runtime(
-        settings=settings,
-        engine=engine,
-        ui=ui,
-        tools=Tools(settings),
-        store=SessionStore(settings.data_dir) if store else None,
-        feedback=feedback,
-    )
-
-
-def result_json(shared: dict) -> dict:
-    return {
-        "query": shared.get("original_query"),
-        "answer": shared.get("answer"),
-        "confidence": shared.get("confidence_score"),
-        "stop_reason": shared.get("stop_reason"),
-        "iterations": shared.get("iteration_count"),
-        "sources": [
-            {"n": s["n"], "title": s.get("title"), "url": s.get("url"), "tool": s.get("tool"), "kind": s.get("kind")}
-            for s in shared.get("sources", [])
-        ],
-        "session_id": shared.get("session_id"),
-        "elapsed_ms": shared.get("elapsed_ms"),
-        "engine": shared.get("engine"),
-        "tokens": shared.get("token_usage"),
-    }
-
-
-def new_session(rt, query: str) -> dict:
-    from utils.research.state import new_shared
-
-    return new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
-
-
-def write_output(path: str | None, shared: dict) -> None:
-    if path and shared.get("final_answer"):
-        from pathlib import Path
-
-        Path(path).write_text(shared["final_answer"], encoding="utf-8")
-
-
 def main(argv: list[str], run_flow: RunFlow) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -129,7 +68,7 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     if args.feedback is not None:
         if not args.resume:
             parser.error("--feedback needs --resume ID")
-        feedback = _one_shot(args.feedback)
+        feedback = one_shot(args.feedback)
     elif interactive:
         feedback = ui.ask_feedback
     rt = make_runtime(settings, ui, feedback=feedback)
@@ -170,15 +109,3 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     if args.json:
         print(json.dumps(result_json(shared), ensure_ascii=False))
     return EXIT_OK
-
-
-def _one_shot(text: str):
-    given = []
-
-    def feedback(_prep):
-        if given:
-            return None
-        given.append(text)
-        return text
-
-    return feedback

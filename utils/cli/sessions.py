@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
     for q in (lp, sp, ep):
         add_common_args(q)
     args = p.parse_args(argv)
-    from utils.cli.research import settings_or_exit, write_output
+    from utils.cli.runner import settings_or_exit, write_output
     from utils.errors import SessionNotFound
     from utils.sessions import SessionStore
 

@@ -1,0 +1,80 @@
+"""What the research and batch commands share: settings from flags, the runtime, a new session,
+the JSON record of a result, and the report file."""
+
+from __future__ import annotations
+
+from utils.cli.output import EXIT_USAGE, err
+
+
+def settings_or_exit(args):
+    from utils.config import load_settings
+
+    try:
+        return load_settings(args)
+    except ValueError as exc:
+        err(str(exc))
+        raise SystemExit(EXIT_USAGE) from exc
+
+
+def make_runtime(settings, ui, feedback=None, store=True):
+    from utils.engine.factory import make_engine
+    from utils.errors import EngineError
+    from utils.runtime import Runtime, Tools
+    from utils.sessions import SessionStore
+
+    try:
+        engine = make_engine(settings, warn=ui.warn)
+    except EngineError as exc:
+        err(str(exc))
+        raise SystemExit(EXIT_USAGE) from exc
+    return Runtime(
+        settings=settings,
+        engine=engine,
+        ui=ui,
+        tools=Tools(settings),
+        store=SessionStore(settings.data_dir) if store else None,
+        feedback=feedback,
+    )
+
+
+def result_json(shared: dict) -> dict:
+    return {
+        "query": shared.get("original_query"),
+        "answer": shared.get("answer"),
+        "confidence": shared.get("confidence_score"),
+        "stop_reason": shared.get("stop_reason"),
+        "iterations": shared.get("iteration_count"),
+        "sources": [
+            {"n": s["n"], "title": s.get("title"), "url": s.get("url"), "tool": s.get("tool"), "kind": s.get("kind")}
+            for s in shared.get("sources", [])
+        ],
+        "session_id": shared.get("session_id"),
+        "elapsed_ms": shared.get("elapsed_ms"),
+        "engine": shared.get("engine"),
+        "tokens": shared.get("token_usage"),
+    }
+
+
+def new_session(rt, query: str) -> dict:
+    from utils.research.state import new_shared
+
+    return new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
+
+
+def write_output(path: str | None, shared: dict) -> None:
+    if path and shared.get("final_answer"):
+        from pathlib import Path
+
+        Path(path).write_text(shared["final_answer"], encoding="utf-8")
+
+
+def one_shot(text: str):
+    given = []
+
+    def feedback(_prep):
+        if given:
+            return None
+        given.append(text)
+        return text
+
+    return feedback
