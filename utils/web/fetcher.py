@@ -481,7 +481,7 @@ class Fetcher:
         self._next_slot: dict[str, float] = {}
         self._host_interval: dict[str, float] = {}
         self._robots_lock = threading.Lock()
-        self._robots: dict[str, Any] = {}  # origin -> RobotFileParser | None (None = allow all)
+        self._robots: dict[str, Any] = {}  # origin -> protego.Protego | None (None = allow all)
         self._robots_locks: dict[str, threading.Lock] = {}
         self.robots_notes: dict[str, str] = {}
 
@@ -826,14 +826,12 @@ class Fetcher:
         if parser is None:
             return True
         try:
-            return bool(parser.can_fetch(self.user_agent, url))
+            return bool(parser.can_fetch(url, robots_token(self.user_agent)))
         except Exception:  # noqa: BLE001
             return True
 
     def _load_robots(self, origin: str):
-        """A RobotFileParser for the origin, or None (= everything allowed)."""
-        from urllib.robotparser import RobotFileParser
-
+        """The parsed robots.txt of the origin (RFC 9309, protego), or None (= everything allowed)."""
         robots_url = origin + "/robots.txt"
         try:
             final_url, resp = self._open(robots_url, check_robots=False, retries=0, pace=False)
@@ -855,10 +853,9 @@ class Fetcher:
             self._note_robots(origin, f"robots.txt unavailable ({exc.message}); treating the site as allowed")
             return None
         text = body.decode(_codec(charset) or "utf-8", errors="replace")
-        parser = RobotFileParser(robots_url)
-        parser.parse(text.splitlines())
+        parser = parse_robots(text)
         try:
-            delay = parser.crawl_delay(self.user_agent)
+            delay = parser.crawl_delay(robots_token(self.user_agent))
         except Exception:  # noqa: BLE001
             delay = None
         if delay:
@@ -870,6 +867,26 @@ class Fetcher:
     def _note_robots(self, origin: str, note: str) -> None:
         self.robots_notes[origin] = note
         log.info("%s: %s", origin, note)
+
+
+def parse_robots(text: str):
+    """robots.txt parsed as RFC 9309 says (protego): ``*`` and ``$`` wildcards, and the longest
+    matching rule wins (``Allow`` on a tie) — the standard library's ``urllib.robotparser`` takes
+    the first matching rule and treats wildcards literally."""
+    from protego import Protego
+
+    return Protego.parse(text)
+
+
+def robots_token(user_agent: str) -> str:
+    """The product token robots.txt groups are matched against ("Sleuth" for "Sleuth/0.1 (...)")."""
+    m = re.match(r"[A-Za-z_-]+", user_agent.strip())
+    return m.group(0) if m else user_agent
+
+
+def robots_allows(text: str, url: str, user_agent: str = DEFAULT_UA) -> bool:
+    """Whether robots.txt ``text`` lets ``user_agent`` fetch ``url``."""
+    return bool(parse_robots(text).can_fetch(url, robots_token(user_agent)))
 
 
 def _drop_fragment(url: str) -> str:
