@@ -175,6 +175,7 @@ class ToolNode(SleuthNode):
                 kind=it.get("source_kind", "external"),
                 snippet=it.get("snippet", ""),
                 kb_id=it.get("kb_id"),
+                redirected_from=it.get("requested", ""),
             )
             keep = ("title", "url", "text", "kind", "links", "score")
             items.append({**{k: v for k, v in it.items() if k in keep}, "source": n})
@@ -206,10 +207,8 @@ class ToolNode(SleuthNode):
 
 
 class _SearchNode(ToolNode):
-    engine_name = ""
-
     def run_tool(self, pending):
-        outcome = self.rt.tools.search().search(self.engine_name, pending["query_or_url"])
+        outcome = self.rt.tools.search().search(self.tool, pending["query_or_url"])
         items = [
             {
                 "url": r.url,
@@ -217,14 +216,14 @@ class _SearchNode(ToolNode):
                 "text": f"{r.title}. {r.snippet}",
                 "snippet": r.snippet,
                 "kind": "snippet",
-                "tool": r.engine,
+                "tool": r.backend,
             }
             for r in outcome.results
         ]
         errors = [dict(e) for e in outcome.errors]
         error = None
         if not items:
-            error = "; ".join(f"{e['engine']}: {e['kind']} ({e['message'][:80]})" for e in errors) or "no results"
+            error = "; ".join(f"{e.get('backend')}: {e['kind']} ({e['message'][:80]})" for e in errors) or "no results"
         return {
             "ok": bool(items),
             "items": items,
@@ -236,11 +235,15 @@ class _SearchNode(ToolNode):
 
 
 class DuckDuckGoSearch(_SearchNode):
-    tool = engine_name = "duckduckgo"
+    """A general web search: SearXNG when SEARXNG_URL is set, then DuckDuckGo (utils/web/search.py)."""
+
+    tool = "duckduckgo"
 
 
 class GoogleSearch(_SearchNode):
-    tool = engine_name = "google"
+    """Google: Custom Search while configured and before 2027-01-01, else Gemini grounding."""
+
+    tool = "google"
 
 
 class WebCrawl(ToolNode):

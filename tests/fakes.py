@@ -64,25 +64,25 @@ class FakeSearch:
     fail: bool = False
     calls: list = field(default_factory=list)
 
-    def search(self, engine, query):
-        self.calls.append((engine, query))
+    def search(self, tool, query):
+        self.calls.append((tool, query))
         if self.fail:
             return SimpleNamespace(
                 results=[],
                 tool_used=None,
                 fallback_used=False,
-                errors=[{"engine": engine, "kind": "network", "message": "unreachable"}],
+                errors=[{"backend": tool, "kind": "network", "message": "unreachable"}],
             )
         results = [
             SimpleNamespace(
-                url=f"https://example.org/{engine}/{i}?q={len(self.calls)}",
+                url=f"https://example.org/{tool}/{i}?q={len(self.calls)}",
                 title=f"{query} {i}",
                 snippet=f"About {query}.",
-                engine=engine,
+                backend=tool,
             )
             for i in range(2)
         ]
-        return SimpleNamespace(results=results, tool_used=engine, fallback_used=False, errors=[])
+        return SimpleNamespace(results=results, tool_used=tool, fallback_used=False, errors=[])
 
 
 class FakeFetcher:

@@ -22,7 +22,8 @@ def gemini_response(text: str, prompt_tokens: int = 11, output_tokens: int = 7) 
 class FakeGemini:
     """Answers generateContent / streamGenerateContent with a responder function.
 
-    responder(body: dict, path: str) -> (status, text) ; every request is kept in `requests`."""
+    responder(body: dict, path: str) -> (status, text or a whole response dict) ; every request is
+    kept in `requests`."""
 
     def __init__(self, responder):
         self.responder = responder
@@ -55,7 +56,7 @@ class FakeGemini:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                payload = json.dumps(gemini_response(text)).encode()
+                payload = json.dumps(text if isinstance(text, dict) else gemini_response(text)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -73,6 +74,30 @@ class FakeGemini:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+def grounded_response(answer: str, pages: list[tuple[str, str]], supports: list[tuple[str, list[int]]]) -> dict:
+    """A generateContent answer grounded with Google Search, shaped as the Gemini API sends it
+    (camelCase; the SDK's GroundingMetadata / GroundingChunk.web / GroundingSupport.segment).
+    pages: (uri, title) per grounding chunk; supports: (sentence, chunk indices)."""
+    out = gemini_response(answer)
+    segments, pos = [], 0
+    for sentence, idx in supports:
+        start = answer.find(sentence, pos)
+        start = max(start, 0)
+        end = start + len(sentence.encode("utf-8"))
+        seg = {"endIndex": end, "text": sentence}
+        if start:
+            seg["startIndex"] = start  # proto3 JSON omits zero values
+        segments.append({"segment": seg, "groundingChunkIndices": idx, "confidenceScores": [0.9] * len(idx)})
+        pos = start + len(sentence)
+    out["candidates"][0]["groundingMetadata"] = {
+        "searchEntryPoint": {"renderedContent": "<style>.container{}</style><div class='container'>chips</div>"},
+        "groundingChunks": [{"web": {"uri": uri, "title": title}} for uri, title in pages],
+        "groundingSupports": segments,
+        "webSearchQueries": ["the query"],
+    }
+    return out
 
 
 def prompt_of(body: dict) -> str:

@@ -208,17 +208,17 @@ def test_crawl_without_url_becomes_a_search(bad):
 
 def test_search_fallback_and_its_errors_show_in_the_journey():
     class FallbackSearch(FakeSearch):
-        def search(self, engine, query):
-            out = super().search("google", query)
+        def search(self, tool, query):
+            out = super().search("google_cse", query)
             out.fallback_used = True
-            out.errors = [{"engine": "duckduckgo", "kind": "rate_limited", "message": "HTTP 429"}]
+            out.errors = [{"backend": "duckduckgo", "kind": "rate_limited", "message": "HTTP 429"}]
             return out
 
     engine = ScriptedEngine([("search_duckduckgo", "q"), ("send_to_hitl", "")])
     shared, _ = run(engine, fake_tools=FakeTools(search=FallbackSearch()), google_api_key="k", google_cse_id="cx")
     h = shared["research_history"][0]
-    assert h["tool_used"] == "google" and h["fallback_used"] and h["errors"][0]["kind"] == "rate_limited"
-    assert "via google (fallback engine used; duckduckgo: rate_limited)" in shared["final_answer"]
+    assert h["tool_used"] == "google_cse" and h["fallback_used"] and h["errors"][0]["kind"] == "rate_limited"
+    assert "via google_cse (fallback backend used; duckduckgo: rate_limited)" in shared["final_answer"]
 
 
 def test_crawl_list_fetches_only_urls_not_yet_visited():

@@ -1,4 +1,4 @@
-"""Search engines against fake DuckDuckGo and Custom Search servers on 127.0.0.1."""
+"""Search backends against fake DuckDuckGo and Custom Search servers on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ CSE_RESULTS = [
 ]
 
 
-class Engines:
+class Backends:
     """A fake DuckDuckGo HTML endpoint and a fake Custom Search endpoint whose answers tests set."""
 
     def __init__(self):
@@ -68,8 +68,8 @@ class Engines:
 
 
 @pytest.fixture
-def engines():
-    e = Engines()
+def backends():
+    e = Backends()
     with e.server:
         yield e
         e.cse_hang.set()
@@ -134,8 +134,8 @@ def test_normalize_url_makes_variants_equal():
 # -- DuckDuckGo ---------------------------------------------------------------------------------
 
 
-def test_duckduckgo_results_are_parsed(engines):
-    out = engines.client(google=False).search("duckduckgo", "llm agents")
+def test_duckduckgo_results_are_parsed(backends):
+    out = backends.client(google=False).search("duckduckgo", "llm agents")
     assert isinstance(out, SearchOutcome)
     assert out.tool_used == "duckduckgo" and not out.fallback_used and not out.from_cache
     assert out.errors == []
@@ -144,55 +144,55 @@ def test_duckduckgo_results_are_parsed(engines):
     assert isinstance(first, SearchResult)
     assert first.url == "https://www.example.com/survey?utm_source=ddg"
     assert first.snippet == "A survey of LLM agents."
-    assert (first.rank, first.engine, first.query) == (1, "duckduckgo", "llm agents")
+    assert (first.rank, first.backend, first.query) == (1, "duckduckgo", "llm agents")
     assert datetime.fromisoformat(first.time.replace("Z", "+00:00")).tzinfo is not None
     d = out.to_dict()
     assert json.loads(json.dumps(d))["results"][1]["rank"] == 2
-    assert engines.ddg_hits == 1 and engines.cse_hits == 0
+    assert backends.ddg_hits == 1 and backends.cse_hits == 0
 
 
-def test_duckduckgo_redirect_links_are_unwrapped(engines):
-    engines.ddg_results = [
+def test_duckduckgo_redirect_links_are_unwrapped(backends):
+    backends.ddg_results = [
         ("Wrapped", "//duckduckgo.com/l/?uddg=https%3A%2F%2Freal.example%2Fpage%3Fa%3D1&amp;rut=abc", "s"),
         ("Plain", "https://plain.example/", "s"),
     ]
-    out = engines.client(google=False).search("duckduckgo", "q")
+    out = backends.client(google=False).search("duckduckgo", "q")
     assert [r.url for r in out.results] == ["https://real.example/page?a=1", "https://plain.example/"]
 
 
-def test_duckduckgo_429_is_rate_limited_and_google_takes_over(engines):
-    engines.ddg_status = 429
-    client = engines.client()
+def test_duckduckgo_429_is_rate_limited_and_google_takes_over(backends):
+    backends.ddg_status = 429
+    client = backends.client()
     out = client.search("duckduckgo", "llm agents")
-    assert out.tool_used == "google" and out.fallback_used
-    assert [r.engine for r in out.results] == ["google", "google"]
-    assert {"engine": "duckduckgo", "kind": "rate_limited"}.items() <= out.errors[0].items()
-    assert engines.ddg_hits == 1
+    assert out.tool_used == "google_cse" and out.fallback_used
+    assert [r.backend for r in out.results] == ["google_cse", "google_cse"]
+    assert {"backend": "duckduckgo", "kind": "rate_limited"}.items() <= out.errors[0].items()
+    assert backends.ddg_hits == 1
     # the cool-down is shared: the next search (another query, another thread) skips DuckDuckGo
     box = {}
     t = threading.Thread(target=lambda: box.setdefault("out", client.search("duckduckgo", "other query")))
     t.start()
     t.join()
     again = box["out"]
-    assert engines.ddg_hits == 1
+    assert backends.ddg_hits == 1
     assert again.errors[0]["kind"] == "rate_limited" and "cooling down" in again.errors[0]["message"]
-    assert again.tool_used == "google"
+    assert again.tool_used == "google_cse"
     assert client.cooling_down("duckduckgo") > 0
 
 
-def test_duckduckgo_bot_check_page_counts_as_rate_limited(engines):
-    engines.ddg_status = 202
-    engines.ddg_body = (
+def test_duckduckgo_bot_check_page_counts_as_rate_limited(backends):
+    backends.ddg_status = 202
+    backends.ddg_body = (
         "<html><body><div class='anomaly-modal'>Unfortunately, bots use DuckDuckGo too.</div></body></html>"
     )
-    out = engines.client(google=False).search("duckduckgo", "q")
+    out = backends.client(google=False).search("duckduckgo", "q")
     assert out.results == [] and out.tool_used is None
     assert out.errors[0]["kind"] == "rate_limited"
 
 
-def test_empty_duckduckgo_page_is_no_results_not_rate_limited(engines):
-    engines.ddg_results = []
-    out = engines.client(google=False).search("duckduckgo", "zxqv")
+def test_empty_duckduckgo_page_is_no_results_not_rate_limited(backends):
+    backends.ddg_results = []
+    out = backends.client(google=False).search("duckduckgo", "zxqv")
     assert out.results == []
     assert [e["kind"] for e in out.errors] == ["no_results"]
 
@@ -200,16 +200,16 @@ def test_empty_duckduckgo_page_is_no_results_not_rate_limited(engines):
 # -- Google Custom Search ------------------------------------------------------------------------
 
 
-def test_google_results_are_parsed_without_network_discovery(engines):
-    out = engines.client().search("google", "llm agents")
-    assert out.tool_used == "google" and not out.fallback_used
+def test_google_results_are_parsed_without_network_discovery(backends):
+    out = backends.client().search("google", "llm agents")
+    assert out.tool_used == "google_cse" and not out.fallback_used
     assert [(r.title, r.url, r.snippet, r.rank) for r in out.results] == [
         ("Google one", "https://g.example/one", "Snippet one", 1),
         ("Google two", "https://g.example/two", "Snippet two", 2),
     ]
-    assert engines.ddg_hits == 0
-    assert "q=llm+agents" in engines.queries[0] and "cx=test-cx" in engines.queries[0]
-    assert "key=test-key" in engines.queries[0]
+    assert backends.ddg_hits == 0
+    assert "q=llm+agents" in backends.queries[0] and "cx=test-cx" in backends.queries[0]
+    assert "key=test-key" in backends.queries[0]
 
 
 @pytest.mark.parametrize(
@@ -222,62 +222,62 @@ def test_google_results_are_parsed_without_network_discovery(engines):
         (403, cse_error(403, "dailyLimitExceeded", "Daily Limit Exceeded"), "rate_limited"),
     ],
 )
-def test_google_errors_fall_back_to_duckduckgo(engines, status, body, kind):
-    engines.cse_status, engines.cse_body = status, body
-    out = engines.client().search("google", "llm agents")
-    assert out.errors[0]["engine"] == "google" and out.errors[0]["kind"] == kind
+def test_google_errors_fall_back_to_duckduckgo(backends, status, body, kind):
+    backends.cse_status, backends.cse_body = status, body
+    out = backends.client().search("google", "llm agents")
+    assert out.errors[0]["backend"] == "google_cse" and out.errors[0]["kind"] == kind
     assert str(status) in out.errors[0]["message"]
     assert out.tool_used == "duckduckgo" and out.fallback_used
     assert len(out.results) == 3
 
 
-def test_google_timeout_is_reported_and_falls_back(engines):
-    engines.cse_should_hang = True
-    out = engines.client(timeout=0.3).search("google", "q")
-    assert out.errors[0] == {"engine": "google", "kind": "timeout", "message": out.errors[0]["message"]}
+def test_google_timeout_is_reported_and_falls_back(backends):
+    backends.cse_should_hang = True
+    out = backends.client(timeout=0.3).search("google", "q")
+    assert out.errors[0] == {"backend": "google_cse", "kind": "timeout", "message": out.errors[0]["message"]}
     assert out.tool_used == "duckduckgo"
 
 
-def test_google_is_offered_only_when_configured(engines):
-    assert engines.client(google=False).available_engines() == ["duckduckgo"]
-    assert engines.client().available_engines() == ["duckduckgo", "google"]
-    assert engines.client(google_cse_id="").available_engines() == ["duckduckgo"]
-    out = engines.client(google=False).search("google", "q")
+def test_google_is_offered_only_when_configured(backends):
+    assert backends.client(google=False).available_backends() == ["duckduckgo"]
+    assert backends.client().available_backends() == ["duckduckgo", "google_cse"]
+    assert backends.client(google_cse_id="").available_backends() == ["duckduckgo"]
+    out = backends.client(google=False).search("google", "q")
     assert out.errors[0]["kind"] == "config"
     assert out.tool_used == "duckduckgo" and out.fallback_used and len(out.results) == 3
-    assert engines.cse_hits == 0
+    assert backends.cse_hits == 0
 
 
 # -- fallback, merging, failure ------------------------------------------------------------------
 
 
-def test_fewer_than_two_results_triggers_fallback_and_merge_dedups(engines):
+def test_fewer_than_two_results_triggers_fallback_and_merge_dedups(backends):
     # Google finds one page; DuckDuckGo finds the same page (with www and tracking) plus others.
-    engines.cse_results = [("Survey", "https://example.com/survey", "g")]
-    out = engines.client().search("google", "llm agents")
+    backends.cse_results = [("Survey", "https://example.com/survey", "g")]
+    out = backends.client().search("google", "llm agents")
     urls = [r.url for r in out.results]
     assert urls == ["https://example.com/survey", "https://pocketflow.example/docs/", "https://third.example/page"]
     assert [r.rank for r in out.results] == [1, 2, 3]
-    assert [r.engine for r in out.results] == ["google", "duckduckgo", "duckduckgo"]
-    assert out.tool_used == "google" and out.fallback_used
-    assert out.errors[0]["kind"] == "no_results" and out.errors[0]["engine"] == "google"
+    assert [r.backend for r in out.results] == ["google_cse", "duckduckgo", "duckduckgo"]
+    assert out.tool_used == "google_cse" and out.fallback_used
+    assert out.errors[0]["kind"] == "no_results" and out.errors[0]["backend"] == "google_cse"
 
 
-def test_results_are_capped_and_duplicates_within_an_engine_removed(engines):
-    engines.ddg_results = [(f"R{i}", f"https://r.example/{i % 5}/", "s") for i in range(12)]
-    out = engines.client(google=False, max_results=4).search("duckduckgo", "q")
+def test_results_are_capped_and_duplicates_within_an_engine_removed(backends):
+    backends.ddg_results = [(f"R{i}", f"https://r.example/{i % 5}/", "s") for i in range(12)]
+    out = backends.client(google=False, max_results=4).search("duckduckgo", "q")
     assert [r.url for r in out.results] == [f"https://r.example/{i}/" for i in range(4)]
 
 
-def test_all_engines_failing_is_an_empty_outcome(engines):
-    engines.ddg_status = 500
-    engines.cse_status, engines.cse_body = 500, cse_error(500, "backendError", "Backend Error")
-    out = engines.client().search("duckduckgo", "q")
+def test_all_backends_failing_is_an_empty_outcome(backends):
+    backends.ddg_status = 500
+    backends.cse_status, backends.cse_body = 500, cse_error(500, "backendError", "Backend Error")
+    out = backends.client().search("duckduckgo", "q")
     assert out.results == [] and out.tool_used is None and not out.fallback_used
-    assert [(e["engine"], e["kind"]) for e in out.errors] == [("duckduckgo", "error"), ("google", "error")]
+    assert [(e["backend"], e["kind"]) for e in out.errors] == [("duckduckgo", "error"), ("google_cse", "error")]
 
 
-def test_unreachable_engine_is_a_network_error(engines):
+def test_unreachable_engine_is_a_network_error(backends):
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
@@ -285,49 +285,49 @@ def test_unreachable_engine_is_a_network_error(engines):
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/html/"
     out = SearchClient(ddg_url=dead, timeout=2).search("duckduckgo", "q")
     assert out.results == []
-    assert out.errors[0]["engine"] == "duckduckgo" and out.errors[0]["kind"] in ("network", "timeout")
+    assert out.errors[0]["backend"] == "duckduckgo" and out.errors[0]["kind"] in ("network", "timeout")
 
 
-def test_bad_input_is_reported_not_raised(engines):
-    out = engines.client().search("duckduckgo", "   ")
+def test_bad_input_is_reported_not_raised(backends):
+    out = backends.client().search("duckduckgo", "   ")
     assert out.results == [] and out.errors[0]["kind"] == "config"
-    out = engines.client(google=False).search("bing", "q")
+    out = backends.client(google=False).search("bing", "q")
     assert out.errors[0]["kind"] == "config" and out.tool_used == "duckduckgo"
 
 
 # -- cache -----------------------------------------------------------------------------------------
 
 
-def test_cache_hit_makes_no_request(engines, data_dir):
+def test_cache_hit_makes_no_request(backends, data_dir):
     cache = Cache(data_dir / "cache")
-    first = engines.client(cache=cache).search("duckduckgo", "LLM  agents")
-    assert not first.from_cache and engines.ddg_hits == 1
+    first = backends.client(cache=cache).search("duckduckgo", "LLM  agents")
+    assert not first.from_cache and backends.ddg_hits == 1
     # a new client (e.g. the next run) with the same cache; query spacing/case does not matter
-    second = engines.client(cache=cache).search("duckduckgo", "llm agents")
-    assert second.from_cache and engines.ddg_hits == 1
+    second = backends.client(cache=cache).search("duckduckgo", "llm agents")
+    assert second.from_cache and backends.ddg_hits == 1
     assert [r.url for r in second.results] == [r.url for r in first.results]
     assert second.results[0].time == first.results[0].time  # when it was really fetched
 
 
-def test_empty_results_are_not_cached(engines, data_dir):
+def test_empty_results_are_not_cached(backends, data_dir):
     cache = Cache(data_dir / "cache")
-    engines.ddg_results = []
-    engines.client(google=False, cache=cache).search("duckduckgo", "q")
-    engines.client(google=False, cache=cache).search("duckduckgo", "q")
-    assert engines.ddg_hits == 2
+    backends.ddg_results = []
+    backends.client(google=False, cache=cache).search("duckduckgo", "q")
+    backends.client(google=False, cache=cache).search("duckduckgo", "q")
+    assert backends.ddg_hits == 2
 
 
-def test_expired_cache_entry_searches_again(engines, data_dir):
+def test_expired_cache_entry_searches_again(backends, data_dir):
     now = [1000.0]
     cache = Cache(data_dir / "cache", ttl=60, clock=lambda: now[0])
-    engines.client(cache=cache).search("duckduckgo", "q")
+    backends.client(cache=cache).search("duckduckgo", "q")
     now[0] += 61
-    out = engines.client(cache=cache).search("duckduckgo", "q")
-    assert not out.from_cache and engines.ddg_hits == 2
+    out = backends.client(cache=cache).search("duckduckgo", "q")
+    assert not out.from_cache and backends.ddg_hits == 2
 
 
-def test_shared_client_is_thread_safe(engines, data_dir):
-    client = engines.client(cache=Cache(data_dir / "cache"))
+def test_shared_client_is_thread_safe(backends, data_dir):
+    client = backends.client(cache=Cache(data_dir / "cache"))
     outs: list[SearchOutcome] = []
     lock = threading.Lock()
 

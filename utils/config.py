@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
 
 ALL_TOOLS = ("duckduckgo", "google", "crawl", "kb")
@@ -18,10 +19,12 @@ ENV_VARS = {
     "GEMINI_API_KEY": "Gemini API key; enables the gemini engine",
     "GEMINI_MODEL": "Gemini model name (default gemini-2.5-flash)",
     "GEMINI_BASE_URL": "Override the Gemini API endpoint (tests, proxies)",
-    "GOOGLE_API_KEY": "Google Custom Search JSON API key (optional; API closes 2027-01-01)",
+    "GOOGLE_API_KEY": "Google Custom Search JSON API key (optional; API closes 2027-01-01; GEMINI_API_KEY "
+    "alone gives Google results through Gemini grounding)",
     "GOOGLE_CSE_ID": "Google Programmable Search Engine id (optional)",
     "GOOGLE_CSE_ENDPOINT": "Override the Custom Search endpoint (tests)",
     "SLEUTH_DDG_URL": "Override the DuckDuckGo HTML endpoint (tests)",
+    "SEARXNG_URL": "Your SearXNG server (http://HOST:PORT); searched before DuckDuckGo (JSON format enabled)",
     "SLEUTH_ENGINE": "auto | gemini | offline (default auto)",
     "SLEUTH_DATA_DIR": "Where sessions, cache and the knowledge base live",
     "SLEUTH_CHROMA_URL": "Use a Chroma server (http://HOST:PORT) instead of the embedded store",
@@ -56,6 +59,7 @@ class Settings:
     google_cse_id: str = ""
     google_cse_endpoint: str = ""
     ddg_url: str = ""
+    searxng_url: str = ""
     data_dir: Path = field(default_factory=default_data_dir)
     chroma_url: str = ""
     embedding: str = "hash"
@@ -71,7 +75,15 @@ class Settings:
 
     @property
     def google_configured(self) -> bool:
+        """Custom Search keys are set (whether or not the API has ended; see google_search_configured)."""
         return bool(self.google_api_key and self.google_cse_id)
+
+    def google_search_configured(self, today: date | None = None) -> bool:
+        """Some Google backend can answer: Custom Search before its end date, or Gemini grounding."""
+        from utils.web.backends.google_cse import CSE_END
+
+        cse_alive = self.google_configured and (today or date.today()) < CSE_END
+        return cse_alive or bool(self.gemini_api_key)
 
     def public_dict(self) -> dict:
         """Settings without secrets, JSON-ready (stored in sessions)."""
@@ -104,6 +116,7 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="allow fetching loopback/private addresses (tests, intranets)",
     )
+    parser.add_argument("--searxng-url", help="your SearXNG server, searched before DuckDuckGo (env SEARXNG_URL)")
     parser.add_argument("--ignore-robots", action="store_true", default=None, help="do not honour robots.txt")
     parser.add_argument("--crawl-interval", type=float, help="minimum seconds between requests to one host (default 1)")
 
@@ -140,6 +153,9 @@ def load_settings(
     s.google_cse_id = env.get("GOOGLE_CSE_ID", "") or ""
     s.google_cse_endpoint = env.get("GOOGLE_CSE_ENDPOINT", "") or ""
     s.ddg_url = env.get("SLEUTH_DDG_URL", "") or ""
+    s.searxng_url = str(pick("searxng_url", "SEARXNG_URL", "") or "").strip()
+    if s.searxng_url and not s.searxng_url.startswith(("http://", "https://")):
+        raise ValueError(f"SEARXNG_URL must start with http:// or https:// (got {s.searxng_url!r})")
     dd = pick("data_dir", "SLEUTH_DATA_DIR")
     s.data_dir = Path(dd).expanduser() if dd else default_data_dir()
     s.chroma_url = pick("chroma_url", "SLEUTH_CHROMA_URL", "") or ""

@@ -13,7 +13,8 @@ class EngineError(SleuthError, RuntimeError):
     usage: dict | None = None  # tokens spent before the failure
 
 
-BACKEND_ERROR_KINDS = ("no_results", "rate_limited", "timeout", "network", "auth", "config", "error")
+# "partial": results came, but part of the backend failed (SearXNG engines that did not answer)
+BACKEND_ERROR_KINDS = ("no_results", "rate_limited", "timeout", "network", "auth", "config", "error", "partial")
 
 
 class BackendError(SleuthError):

@@ -36,14 +36,7 @@ class Tools:
             if self._search is None:
                 from utils.web.search import SearchClient
 
-                s = self.settings
-                self._search = SearchClient(
-                    google_api_key=s.google_api_key,
-                    google_cse_id=s.google_cse_id,
-                    google_endpoint=s.google_cse_endpoint,
-                    ddg_url=s.ddg_url,
-                    cache=self.cache(),
-                )
+                self._search = SearchClient.from_settings(self.settings, cache=self.cache())
             return self._search
 
     def fetcher(self):

@@ -50,7 +50,7 @@ def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     s, out = settings, []
     if "duckduckgo" in s.tools:
         out.append("search_duckduckgo")
-    if "google" in s.tools and s.google_configured:
+    if "google" in s.tools and s.google_search_configured():
         out.append("search_google")
     if "crawl" in s.tools:
         out.append("crawl_url")

@@ -50,10 +50,10 @@ def journey_lines(shared: dict) -> list[str]:
         if h.get("remapped_from"):
             notes.append(f"asked for {h['remapped_from']}, not available")
         if h.get("fallback_used"):
-            notes.append("fallback engine used")
+            notes.append("fallback backend used")
         if h.get("ok") and h.get("errors"):
             notes += [
-                f"{e.get('engine') or e.get('url')}: {e.get('kind')}"
+                f"{e.get('backend') or e.get('engine') or e.get('url')}: {e.get('kind')}"
                 for e in h["errors"][:3]
                 if e.get("kind") != "remember"
             ]

@@ -47,7 +47,8 @@ class Source(TypedDict, total=False):
     title: str
     url: str  # web URL, or the KB document (path/URL) for internal sources
     kb_id: str | None  # chunk id for KB hits
-    tool: str  # duckduckgo | google | crawl | kb
+    tool: str  # search backend (duckduckgo, searxng, google_cse, google_grounding; old: google) | crawl | kb
+    redirected_from: str  # the URL first found (e.g. a search redirect link) when crawling landed elsewhere
     kind: Literal["external", "internal"]
     snippet: str
 
@@ -153,16 +154,33 @@ def new_shared(
 
 
 def add_source(
-    shared: Shared, *, url: str, title: str, tool: str, kind: str, snippet: str = "", kb_id: str | None = None
+    shared: Shared,
+    *,
+    url: str,
+    title: str,
+    tool: str,
+    kind: str,
+    snippet: str = "",
+    kb_id: str | None = None,
+    redirected_from: str = "",
 ) -> int:
     """Add a source, or find the one already there for the same document; return its number.
 
     Web sources are the same when their normalized URLs match; KB sources when their document
-    (path or URL) matches, so every chunk of one file shares one citation number.
+    (path or URL) matches, so every chunk of one file shares one citation number. A crawled page
+    reached through a redirect (``redirected_from``, e.g. a Google grounding link) updates the
+    source that named the redirect: it keeps its number, takes the final URL and records both.
     """
     from utils.urls import normalize_url
 
     key = normalize_url(url) if kind == "external" else url
+    if redirected_from and kind == "external" and normalize_url(redirected_from) != key:
+        origin = normalize_url(redirected_from)
+        if not any(normalize_url(s["url"]) == key for s in shared["sources"] if s["kind"] == kind):
+            for s in shared["sources"]:
+                if s["kind"] == kind and normalize_url(s["url"]) == origin:
+                    s.update(url=url, redirected_from=redirected_from, tool=tool, title=title or s.get("title", url))
+                    return s["n"]
     for s in shared["sources"]:
         same = normalize_url(s["url"]) if s["kind"] == "external" else s["url"]
         if s["kind"] == kind and same == key:
