@@ -1,0 +1,378 @@
+"""Cutting a parsed page into text blocks and flagging furniture (one pass over the tree).
+
+A block is the text of one paragraph-like element; every block-level element is a numbered node
+with its parent and a boilerplate flag (nav/aside/footer/header tags, ARIA roles, elements that
+are not displayed, class/id words such as comment, share, related, cookie, newsletter, ad).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Elements whose whole subtree is never article text.
+DROP_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "button",
+    "select",
+    "textarea",
+    "input",
+    "option",
+    "label",
+    "map",
+    "audio",
+    "video",
+    "head",
+    "title",
+    "dialog",
+)
+# Layout furniture by tag or ARIA role: flagged, so their subtree never counts as (or joins) the main text.
+_SKIP_TAGS = frozenset(("nav", "aside", "footer", "header", "figcaption", "menu"))
+_SKIP_ROLES = frozenset(
+    (
+        "navigation",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "dialog",
+        "alertdialog",
+        "menu",
+        "menubar",
+        "search",
+        "toolbar",
+        "tablist",
+    )
+)
+_BLOCK_TAGS = frozenset(
+    (
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "tr",
+        "td",
+        "th",
+        "caption",
+        "blockquote",
+        "pre",
+        "figure",
+        "address",
+        "center",
+        "details",
+        "summary",
+        "fieldset",
+        "hr",
+        "body",
+        "html",
+        "hgroup",
+        "legend",
+        "nav",
+        "aside",
+        "footer",
+        "header",
+        "figcaption",
+        "form",
+        "menu",
+    )
+)
+HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+# Inline tags not worth a boilerplate check (a share link inside them is caught by its link density).
+_PLAIN_INLINE = frozenset(
+    (
+        "a",
+        "img",
+        "b",
+        "i",
+        "u",
+        "em",
+        "strong",
+        "small",
+        "sup",
+        "sub",
+        "abbr",
+        "cite",
+        "code",
+        "q",
+        "mark",
+        "wbr",
+        "br",
+        "time",
+        "picture",
+        "source",
+        "font",
+    )
+)
+# Class/id words that mark boilerplate (comments, sharing, related links, ads, cookie banners...).
+# The lower-cased "class id" string is cut into word parts at every non-alphanumeric character
+# ("jp-relatedposts" -> "jp", "relatedposts"); a part marks boilerplate when it starts with one of the
+# prefixes or equals one of the words ("ad" in "top-ad", not in "header" or "add").  Whole class names
+# that mean "not shown" are checked separately, so "field-label-hidden" is not mistaken for "hidden".
+_BOILER_PREFIXES = (
+    "related",
+    "recommend",
+    "comment",
+    "disqus",
+    "share",
+    "sharing",
+    "social",
+    "newsletter",
+    "subscri",
+    "signup",
+    "cookie",
+    "consent",
+    "gdpr",
+    "promo",
+    "sponsor",
+    "advert",
+    "sidebar",
+    "widget",
+    "breadcrumb",
+    "navbar",
+    "navigation",
+    "footer",
+    "masthead",
+    "paginat",
+    "popup",
+    "modal",
+    "overlay",
+    "toolbar",
+    "byline",
+    "caption",
+    "outbrain",
+    "taboola",
+    "trending",
+    "tooltip",
+    "popover",
+    "hovercard",
+    "paywall",
+    "login",
+    "copyright",
+    "disclaimer",
+)
+_BOILER_WORDS = frozenset(
+    (
+        "ad",
+        "ads",
+        "nav",
+        "menu",
+        "header",
+        "pager",
+        "meta",
+        "tag",
+        "tags",
+        "print",
+        "skip",
+        "author",
+        "credit",
+        "banner",
+        "respond",
+        "reply",
+        "replies",
+        "rss",
+        "popular",
+    )
+)
+_NOT_BOILER = ("commentary",)  # opinion pieces: "commentary-body" is content
+_HIDDEN_CLASSES = frozenset(
+    (
+        "hidden",
+        "hide",
+        "is-hidden",
+        "visually-hidden",
+        "visuallyhidden",
+        "sr-only",
+        "screen-reader-text",
+        "d-none",
+        "invisible",
+    )
+)
+_PART_RE = re.compile(r"[a-z0-9]+")
+
+
+def _boiler_words(key: str) -> bool:
+    """True when a lower-cased "class id" string names boilerplate."""
+    for part in _PART_RE.findall(key):
+        if part in _BOILER_WORDS or (part.startswith(_BOILER_PREFIXES) and not part.startswith(_NOT_BOILER)):
+            return True
+    return not _HIDDEN_CLASSES.isdisjoint(key.split())
+
+
+_MARKUP_RE = re.compile(r"<[a-zA-Z!/][^>]*>")
+_HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+class Block:
+    __slots__ = ("node", "text", "link", "tag", "kind", "size")
+
+    def __init__(self, node: int, text: str, link: int, tag: str):
+        self.node = node
+        self.text = text
+        self.link = link  # characters inside <a>
+        self.tag = tag
+        self.kind = ""
+        self.size = len(text)  # length in Latin-equivalent characters (set by _classify)
+
+
+BOILER = 1  # looks like furniture by its class/id: share box, related list, comments...
+STRONG = 2  # a nav/aside/footer/header element or ARIA role: never the content itself
+HIDDEN = 3  # not displayed at all (display:none, visibility:hidden, the hidden attribute)
+
+
+def _boilerplate(el, tag: str) -> int:
+    """0 for ordinary elements, else BOILER (class/id), STRONG (tag or role) or HIDDEN (not displayed)."""
+    if tag in _SKIP_TAGS:
+        return STRONG
+    keys = el.keys()
+    if not keys:  # most elements: no attributes at all
+        return 0
+    if "hidden" in keys:
+        return HIDDEN
+    if "style" in keys and _HIDDEN_STYLE_RE.search(el.get("style")):
+        return HIDDEN
+    if "role" in keys and el.get("role").strip().lower() in _SKIP_ROLES:
+        return STRONG
+    if "aria-hidden" in keys and el.get("aria-hidden") == "true":
+        return BOILER
+    if "class" in keys or "id" in keys:
+        key = f"{el.get('class') or ''} {el.get('id') or ''}"
+        hit = _class_cache.get(key)
+        if hit is None:
+            hit = BOILER if _boiler_words(key.lower()) else 0
+            if len(_class_cache) > 50_000:  # bounded; a plain dict is safe enough across threads (GIL)
+                _class_cache.clear()
+            _class_cache[key] = hit
+        return hit
+    return 0
+
+
+_class_cache: dict[str, int] = {}
+
+
+_BR = "\x00"  # line-break marker inside a block (NUL never survives _parse)
+
+
+def _join_lines(pieces: list[str]) -> str:
+    """Text split at <br>: one break keeps a line break, a blank line (<br><br>) starts a new paragraph."""
+    out: list[str] = []
+    blank = False
+    for piece in pieces:
+        line = " ".join(piece.split())
+        if not line:
+            blank = True
+            continue
+        if out:
+            out.append("\n\n" if blank else "\n")
+        out.append(line)
+        blank = False
+    return "".join(out)
+
+
+def segment(
+    body, nodes: list | None = None, semantic: list[int] | None = None
+) -> tuple[list[Block], list[int], list[int]]:
+    """Walk the tree once.
+
+    Returns the text blocks, the parent index of each block-level node (nodes are numbered in document
+    order, 0 is <body>) and, per node, whether it looks like boilerplate (nav, footer, share box...).
+    """
+    from lxml import etree
+
+    blocks: list[Block] = []
+    parents: list[int] = [-1]
+    flags: list[int] = [0]
+    node_tags: list[str] = ["body"]
+    cur = 0
+    buf: list[str] = []
+    link_chars = 0
+    in_link = 0
+    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 link
+
+    def flush():
+        nonlocal buf, link_chars
+        if buf:
+            text = "".join(buf)
+            text = _join_lines(text.split(_BR)) if _BR in text else " ".join(text.split())
+            if text and not (text[0] == "<" and _MARKUP_RE.match(text)):  # raw markup (e.g. from noscript)
+                blocks.append(Block(cur, text, link_chars, node_tags[cur]))
+            buf = []
+        link_chars = 0
+
+    walker = etree.iterwalk(body, events=("start", "end"))
+    for event, el in walker:
+        tag = el.tag
+        if event == "start":
+            if el is body:
+                stack.append(1)
+            elif not isinstance(tag, str):
+                stack.append(2)
+                walker.skip_subtree()
+                continue
+            elif tag in _BLOCK_TAGS:
+                flush()
+                parents.append(cur)
+                flags.append(_boilerplate(el, tag))
+                if nodes is not None:
+                    nodes.append(el)
+                if semantic is not None and (
+                    tag in ("article", "main") or el.get("itemprop") == "articleBody" or el.get("role") == "main"
+                ):
+                    semantic.append(len(parents) - 1)
+                node_tags.append(tag)
+                cur = len(parents) - 1
+                stack.append(1)
+            elif tag not in _PLAIN_INLINE and _boilerplate(el, tag):
+                stack.append(2)
+                walker.skip_subtree()
+                continue
+            elif tag == "a":
+                in_link += 1
+                stack.append(3)
+            elif tag == "br":
+                buf.append(_BR)
+                stack.append(0)
+            else:
+                stack.append(0)
+            if el.text:
+                buf.append(el.text)
+                if in_link:
+                    link_chars += len(el.text.strip())
+        else:
+            kind = stack.pop()
+            if kind == 1:
+                flush()
+                cur = max(parents[cur], 0)
+            elif kind == 3:
+                in_link -= 1
+            if el is body:
+                break
+            if el.tail:
+                buf.append(el.tail)
+                if in_link:
+                    link_chars += len(el.tail.strip())
+    flush()
+    return blocks, parents, flags

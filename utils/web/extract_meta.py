@@ -1,0 +1,202 @@
+"""Page metadata for the extractor: title (og:title, <h1>, <title>), publication date (meta tags,
+JSON-LD, itemprop, <time>), the page's own article text in JSON-LD (``articleBody``) and absolute
+out-links."""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import urljoin
+
+
+def text_of(el) -> str:
+    return "".join(t for t in el.itertext() if isinstance(t, str))
+
+
+_WS = re.compile(r"\s+")
+
+
+def _clean(s: str | None) -> str:
+    return _WS.sub(" ", s or "").strip()
+
+
+def meta_map(root) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for m in root.iter("meta"):
+        key = (m.get("property") or m.get("name") or m.get("itemprop") or "").strip().lower()
+        val = m.get("content")
+        if key and val and key not in out:
+            out[key] = val.strip()
+    return out
+
+
+def title_of(root, meta: dict[str, str]) -> str:
+    for key in ("og:title", "twitter:title", "dc.title", "headline"):
+        if meta.get(key):
+            return _clean(meta[key])
+    page_title = ""
+    t = root.find(".//title")
+    if t is not None:
+        page_title = _clean(text_of(t))
+    for h1 in root.iter("h1"):
+        h = _clean(text_of(h1))
+        if h and (not page_title or h.lower() in page_title.lower()):
+            return h
+    if page_title:
+        # "Headline | Site name" -> the longest segment
+        parts = [p.strip() for p in re.split(r"\s+[|\u2013\u2014•·»:-]\s+", page_title) if p.strip()]
+        if len(parts) > 1:
+            return max(parts, key=len)
+    return page_title
+
+
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+_ISO_RE = re.compile(
+    r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+    r"\s*(Z|[+-]\d{2}:?\d{2})?)?"
+)
+_COMPACT_RE = re.compile(r"^\s*(\d{4})(\d{2})(\d{2})(?:T?(\d{2})(\d{2})(\d{2})?)?\b")
+_TEXT_DATE_RE = re.compile(
+    r"\b(?:(\d{1,2})\s+([A-Za-z]{3})[a-z]*\.?,?\s+(\d{4})"  # 5 March 2024
+    r"|([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4}))\b"
+)  # March 5th, 2024
+
+
+def _norm_date(value: str | None) -> str | None:
+    """Normalise a machine-readable date to ISO ('YYYY-MM-DD' or full ISO with time), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    m = _ISO_RE.match(value)
+    if m:
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if not (1 <= mo <= 12 and 1 <= d <= 31 and 1900 <= y <= 2100):
+            return None
+        if m.group(4) is None:
+            return f"{y:04d}-{mo:02d}-{d:02d}"
+        out = f"{y:04d}-{mo:02d}-{d:02d}T{int(m.group(4)):02d}:{m.group(5)}:{m.group(6) or '00'}"
+        tz = m.group(7)
+        if tz:
+            out += "Z" if tz == "Z" else (tz if ":" in tz else tz[:3] + ":" + tz[3:])
+        return out
+    m = _COMPACT_RE.match(value)
+    if m and 1900 <= int(m.group(1)) <= 2100 and 1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31:
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
+    m = _TEXT_DATE_RE.search(value)
+    if m:
+        if m.group(1):
+            d, mon, y = m.group(1), m.group(2), m.group(3)
+        else:
+            mon, d, y = m.group(4), m.group(5), m.group(6)
+        mo = _MONTHS.get(mon.lower())
+        if mo and 1 <= int(d) <= 31 and 1900 <= int(y) <= 2100:
+            return f"{int(y):04d}-{mo:02d}-{int(d):02d}"
+    return None
+
+
+_DATE_META_KEYS = (
+    "article:published_time",
+    "og:published_time",
+    "article:published",
+    "datepublished",
+    "publishdate",
+    "publish-date",
+    "publish_date",
+    "pubdate",
+    "published_time",
+    "date",
+    "dc.date.issued",
+    "dc.date",
+    "dcterms.date",
+    "dcterms.issued",
+    "sailthru.date",
+    "parsely-pub-date",
+    "article.published",
+    "cxenseparse:recs:publishtime",
+)
+
+
+def _jsonld_dates(obj, depth: int = 0):
+    if depth > 8:
+        return
+    if isinstance(obj, dict):
+        v = obj.get("datePublished")
+        if isinstance(v, str):
+            yield v
+        for key in ("@graph", "mainEntity", "mainEntityOfPage", "itemListElement"):
+            if key in obj:
+                yield from _jsonld_dates(obj[key], depth + 1)
+        v = obj.get("dateCreated")
+        if isinstance(v, str):
+            yield v
+    elif isinstance(obj, list):
+        for item in obj[:50]:
+            yield from _jsonld_dates(item, depth + 1)
+
+
+def json_in(raw: str):
+    """The JSON value in a script body, tolerating wrappers such as <!-- --> or //<![CDATA[ ]]>."""
+    decoder = json.JSONDecoder()
+    for start in sorted(i for i in (raw.find("{"), raw.find("[")) if i >= 0):
+        try:
+            return decoder.raw_decode(raw, start)[0]
+        except ValueError:
+            continue
+    return None
+
+
+def published_date(root, meta: dict[str, str]) -> str | None:
+    for key in _DATE_META_KEYS:
+        d = _norm_date(meta.get(key))
+        if d:
+            return d
+    for script in root.iter("script"):
+        if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
+            continue
+        data = json_in(script.text)
+        if data is None:
+            continue
+        for v in _jsonld_dates(data):
+            d = _norm_date(v)
+            if d:
+                return d
+    for el in root.xpath('//*[@itemprop="datePublished"]'):
+        d = _norm_date(el.get("content") or el.get("datetime") or text_of(el))
+        if d:
+            return d
+    times = list(root.iter("time"))
+    for t in sorted(times, key=lambda t: t.get("pubdate") is None):  # <time pubdate> first
+        d = _norm_date(t.get("datetime"))
+        if d:
+            return d
+    return None
+
+
+def out_links(root, base: str) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    scheme, _, rest = base.partition("://")
+    site = f"{scheme}://{rest.split('/', 1)[0]}" if rest and scheme.lower() in ("http", "https") else ""
+    for a in root.iter("a", "area"):
+        href = a.get("href")
+        if not href:
+            continue
+        href = href.strip()
+        if not href or href[0] == "#":
+            continue
+        if href.startswith(("http://", "https://")):
+            absolute = href
+        elif site and href[0] == "/" and not href.startswith("//") and "/." not in href:
+            absolute = site + href  # fast path for the common root-relative link
+        else:
+            try:
+                absolute = urljoin(base, href) if base else href
+            except ValueError:
+                continue
+            if not absolute.lower().startswith(("http://", "https://")):
+                continue
+        absolute = absolute.partition("#")[0]
+        if absolute not in seen:
+            seen.add(absolute)
+            out.append(absolute)
+    return out

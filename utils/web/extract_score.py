@@ -1,0 +1,206 @@
+"""Choosing the main content among the blocks of a page and assembling its text.
+
+Blocks are scored (prose +length, link lists -length, short fragments a little negative, teasers a
+quarter), the node with the highest subtree score is the main content, and inside it prose is kept
+with the headings and short paragraphs next to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from utils.web.extract_dom import DROP_TAGS, HEADINGS, HIDDEN, STRONG, Block, segment
+
+# Block classification.
+_GOOD_MIN_CHARS = 80  # prose block: at least this many characters...
+_GOOD_MAX_LINK = 0.3  # ...and at most this share of them inside links
+_BAD_LINK = 0.5  # link lists: more than this share in links
+_SHORT_PENALTY = 0.25  # score per character of a short, link-free fragment (negative)
+
+# CJK scripts say in one character what Latin scripts say in about three: weigh them so.
+_WIDE_CHARS = r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+
+
+@functools.cache
+def _wide_re() -> re.Pattern:
+    return re.compile(_WIDE_CHARS)  # compiled on first use: the big character class costs ~5 ms
+
+
+def _classify(b: Block) -> float:
+    """Set b.kind (good / bad / short) and b.size; return the block's weight."""
+    n = len(b.text)
+    b.size = n if b.text.isascii() else n + 2 * len(_wide_re().findall(b.text))
+    ld = b.link / n if n else 1.0
+    if ld > _BAD_LINK:
+        b.kind = "bad"
+        return -float(b.size)
+    if b.size >= _GOOD_MIN_CHARS and ld <= _GOOD_MAX_LINK:
+        b.kind = "good"
+        return b.size * (1.0 - ld)
+    b.kind = "short"
+    return -_SHORT_PENALTY * b.size
+
+
+_HEADLINE_MIN = 10  # a link block this long can be a teaser's headline
+_TEASER_WEIGHT = 0.25  # a prose block that is alone with a link headline (teaser list item) counts this much
+_FLAGGED_DISCOUNT = 0.5  # per boilerplate-flagged ancestor of a candidate container (at most two)
+_HIDDEN_DISCOUNT = 0.1  # for a candidate that is (inside) an element that is not displayed
+_FLAGGED_PENALTY = 0.25  # per character of a flagged subtree, against the containers around it
+_MIN_CONTENT = 80  # below this score the page has no real prose: use the lenient fallback
+
+
+def main_text(root) -> str:
+    from lxml import etree
+
+    body = root.find("body")
+    if body is None:
+        body = root
+    etree.strip_elements(body, *DROP_TAGS, with_tail=False)
+    semantic: list[int] = []
+    blocks, parents, flags = segment(body, semantic=semantic)
+    if not blocks:
+        return ""
+    best, value = _select(blocks, parents, flags)
+    if value >= _MIN_CONTENT:
+        inside = _clean_descendants(parents, flags, best)
+        text = _assemble([b for b in blocks if inside[b.node]])
+        if text:
+            return text
+    # Too little prose for the scoring to mean much (a stub page, a one-line answer): take the page's
+    # declared main container (<article>, <main>, itemprop=articleBody) if any, else the best node, and
+    # keep every block there that is not a link list.
+    top, top_len = (best if value > 0 else 0), -1
+    for i in semantic:
+        inside = _clean_descendants(parents, flags, i)
+        size = sum(b.size for b in blocks if inside[b.node] and b.kind != "bad")
+        if size > top_len:
+            top, top_len = i, size
+    inside = _clean_descendants(parents, flags, top)
+    return _assemble([b for b in blocks if inside[b.node]], lenient=True)
+
+
+def _select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[int, float]:
+    """Pick the main-content node; returns it and its (discounted) score."""
+    n = len(parents)
+    weights = [_classify(b) for b in blocks]
+    # Subtree statistics (nodes are numbered in document pre-order, so a reverse sweep sees every
+    # child before its parent).
+    n_good = [0] * n
+    first_link = [len(blocks)] * n  # index of the first link-list block in the subtree
+    length = [0.0] * n
+    for k, b in enumerate(blocks):
+        i = b.node
+        length[i] += b.size
+        if b.kind == "good":
+            n_good[i] += 1
+        elif b.kind == "bad" and b.size >= _HEADLINE_MIN and first_link[i] > k:
+            first_link[i] = k
+    for i in range(n - 1, 0, -1):
+        p = parents[i]
+        n_good[p] += n_good[i]
+        length[p] += length[i]
+        if first_link[i] < first_link[p]:
+            first_link[p] = first_link[i]
+    # Teasers ("headline link + one-paragraph summary" items of a related-articles list) look like prose
+    # block by block; what gives them away is a small subtree (a few times the prose block) holding one prose
+    # block after a link block.
+    own = [0.0] * n
+    for k, (b, w) in enumerate(zip(blocks, weights, strict=True)):
+        if b.kind == "good":
+            i, up = b.node, 0
+            while i > 0 and up < 3:
+                if n_good[i] > 1 or length[i] > 3 * b.size:
+                    break
+                if first_link[i] < k:
+                    b.kind = "teaser"
+                    w *= _TEASER_WEIGHT
+                    break
+                i, up = parents[i], up + 1
+        own[b.node] += w
+    # score[i]: sum of block weights in the subtree of i, where everything inside a boilerplate-flagged
+    # node strictly below i counts as negative (a fraction of its length).  A flagged wrapper can still
+    # win (its own flag does not count against it), but its flagged children cannot help it.
+    score = own
+    for i in range(n - 1, 0, -1):
+        score[parents[i]] += -_FLAGGED_PENALTY * length[i] if flags[i] else score[i]
+    # A candidate inside flagged furniture is discounted (a footer's text block should not beat a short
+    # article), and one inside an element that is not displayed much more (hidden duplicates, templates).
+    flagged_above = [0] * n
+    hidden = [False] * n
+    hidden[0] = flags[0] == HIDDEN
+    for i in range(1, n):
+        p = parents[i]
+        flagged_above[i] = flagged_above[p] + (1 if flags[p] else 0)
+        hidden[i] = hidden[p] or flags[i] == HIDDEN
+    best, best_value = 0, float("-inf")
+    for i in range(n):
+        v = score[i]
+        if v > 0:
+            k = flagged_above[i] + (1 if flags[i] == STRONG else 0)
+            if k:
+                v *= _FLAGGED_DISCOUNT ** min(k, 2)
+            if hidden[i]:
+                v *= _HIDDEN_DISCOUNT
+        if v >= best_value:  # ties go to the later (deeper) node: same content with less around it
+            best, best_value = i, v
+    return best, best_value
+
+
+def _clean_descendants(parents: list[int], flags: list[int], top: int) -> list[bool]:
+    """Nodes in the subtree of top that are not inside a flagged node below top."""
+    mask = [False] * len(parents)
+    mask[top] = True
+    for i in range(top + 1, len(parents)):  # nodes are numbered in document (pre-)order
+        p = parents[i]
+        if p >= 0 and mask[p] and not flags[i]:
+            mask[i] = True
+    return mask
+
+
+_CONTENT_TAGS = frozenset(("p", "li", "blockquote", "pre", "dd"))
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
+
+
+def _assemble(blocks: list[Block], lenient: bool = False) -> str:
+    """Join the kept blocks of the chosen container.
+
+    Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
+    blocks; a short sentence in a paragraph element (a one-line paragraph) only needs prose on one side,
+    and a heading needs prose after it.  ``lenient`` keeps every block that is not a link list.
+    The headline (an <h1> before any prose) is left out: it is the title, not the text.
+    """
+    n = len(blocks)
+    # teasers inside the chosen container are a related-articles list, unless they are all the prose there
+    teaser_as = "short" if any(b.kind == "good" for b in blocks) else "good"
+    kinds = [b.kind if b.kind != "teaser" else teaser_as for b in blocks]
+    keep = [k == "good" or (lenient and k == "short") for k in kinds]
+    prev_good = [False] * n
+    last = "start"
+    for i in range(n):
+        prev_good[i] = last in ("good", "start")
+        if kinds[i] != "short":
+            last = kinds[i]
+    next_good = [False] * n
+    last = "end"
+    for i in range(n - 1, -1, -1):
+        next_good[i] = last == "good"
+        if kinds[i] != "short":
+            last = kinds[i]
+    seen_prose = False
+    for i, b in enumerate(blocks):
+        if kinds[i] == "good":
+            seen_prose = True
+        elif b.tag == "h1" and not seen_prose:
+            keep[i] = False
+        elif kinds[i] != "short" or lenient:
+            continue
+        elif b.tag in HEADINGS:
+            keep[i] = next_good[i]
+        elif b.tag in _CONTENT_TAGS and _SENTENCE_END.search(b.text) and len(b.text.split()) >= 5:
+            keep[i] = prev_good[i] or next_good[i]
+        else:
+            keep[i] = prev_good[i] and next_good[i]
+        if keep[i]:
+            seen_prose = True
+    return "\n\n".join(b.text for b, k in zip(blocks, keep, strict=True) if k)
