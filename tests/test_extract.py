@@ -178,6 +178,15 @@ def test_short_page_keeps_its_only_sentence_rather_than_the_footer():
     assert result.title == "Esma Sultan"
 
 
+def test_a_page_with_only_a_title_and_a_link_gives_both():
+    html = """<html><head><title>Annual report 2024</title></head><body>
+    <a href="/files/report-2024.pdf">Download the full report (PDF)</a></body></html>"""
+    result = extract(html, "https://example.org/reports/")
+    assert result.text == "Annual report 2024\n\nDownload the full report (PDF)"
+    assert result.links == ["https://example.org/files/report-2024.pdf"]
+    assert extract("<html><head><title>Empty</title></head><body></body></html>").text == ""
+
+
 def test_br_separated_text_and_list_items():
     html = f"""<html><body><div class="content">{P1}<br>{P2}<br><br>{P3}
     <ul><li>{P4} It came after a long night of talks.</li><li>Ticket prices stay frozen for two more years.</li>

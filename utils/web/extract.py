@@ -144,6 +144,23 @@ def _parse(text: str):
 # --------------------------------------------------------------------------------------------
 
 
+_MAX_LINK_LINES = 20
+
+
+def _title_and_links(root, title: str) -> str:
+    """The text of a page with no prose at all (a title and a link or two, e.g. a landing or download
+    page): the title and the links' texts, so the page still says what it is and where it points."""
+    body = root.find("body")
+    lines: list[str] = []
+    for a in (body if body is not None else root).iter("a"):
+        t = " ".join("".join(x for x in a.itertext() if isinstance(x, str)).split())
+        if t and t not in lines and t != title:
+            lines.append(t)
+            if len(lines) >= _MAX_LINK_LINES:
+                break
+    return "\n\n".join(([title] if title else []) + lines) if lines else ""
+
+
 def extract(html: str | bytes, url: str = "") -> Extracted:
     """Extract title, published date (ISO), main text and absolute out-links from an HTML page.
 
@@ -168,7 +185,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         title = title_of(root, meta)
         published = published_date(root, meta)
         links = out_links(root, base)
-        text = main_text(root)
+        text = main_text(root) or _title_and_links(root, title)
         return Extracted(title=title, published=published, text=text, links=links)
     except Exception:  # noqa: BLE001 - untrusted input must never crash the crawler
         log.warning("extraction failed for %s", url or "<html>", exc_info=True)
