@@ -86,3 +86,26 @@ def test_a_failing_question_gives_an_error_record_and_the_batch_goes_on(monkeypa
     assert code == EXIT_SOME_FAILED
     assert [r["id"] for r in recs] == [1, 2, 3]
     assert recs[1]["error"] == "RuntimeError: tool crashed" and not recs[0]["error"] and not recs[2]["error"]
+
+
+def test_batch_output_file_keeps_every_report_in_input_order(tmp_path):
+    from flow import run_flow
+    from utils.cli import batch
+    from utils.config import Settings
+
+    def flaky(rt, shared, start):
+        if "explode" in shared["original_query"]:
+            raise RuntimeError("tool crashed")
+        return run_flow(rt, shared, start)
+
+    settings = Settings(engine="offline", data_dir=tmp_path, tools=("duckduckgo",), ddg_url="http://127.0.0.1:9/")
+    report = tmp_path / "answers.md"
+    args = SimpleNamespace(jobs=3, unordered=True, quiet=True, output=str(report))
+    questions = "Who wrote Dune?\nplease explode\n{bad json\nWhen was ChromaDB released?\n"
+    code = batch.run_batch(args, settings, flaky, stdin=io.StringIO(questions), stdout=io.StringIO())
+    assert code == EXIT_SOME_FAILED
+    text = report.read_text()
+    heads = [line for line in text.splitlines() if line.startswith("# ")]
+    assert heads == ["# Who wrote Dune?", "# please explode", "# (no question)", "# When was ChromaDB released?"]
+    assert "_Failed: RuntimeError: tool crashed_" in text and text.count("\n---\n") == 3
+    assert "## Answer" in text.split("\n---\n")[0]  # a real report, not a stub

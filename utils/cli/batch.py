@@ -35,7 +35,7 @@ def parse_questions(lines) -> list[dict]:
 
 
 def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    from utils.cli.runner import make_runtime, new_session, result_json, write_output
+    from utils.cli.runner import make_runtime, new_session, result_json, write_reports
     from utils.cli.ui import make_ui
 
     stdin = stdin or sys.stdin
@@ -45,9 +45,17 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     rt = make_runtime(settings, base_ui, feedback=None)
     lock = threading.Lock()
     failed = 0
+    reports: dict[int, str] = {}  # input position -> report, for -o FILE.md (every question, in input order)
 
-    def one(q: dict) -> dict:
+    def keep_report(i: int, text: str) -> None:
+        if getattr(args, "output", None):
+            with lock:
+                reports[i] = text
+                write_reports(args.output, [reports[k] for k in sorted(reports)])
+
+    def one(i: int, q: dict) -> dict:
         if q["error"]:
+            keep_report(i, f"# {q['query'] or '(no question)'}\n\n_Not researched: {q['error']}_")
             return {"id": q["id"], "query": q["query"], "error": q["error"]}
         ui = make_ui(plain=True, quiet=getattr(args, "quiet", False), show_report=False, prefix=f"[{q['id']}] ")
         job = rt.for_job(ui=ui, feedback=None)
@@ -55,10 +63,10 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
         try:
             run_flow(job, shared, "query")
         except Exception as exc:  # noqa: BLE001 - one failing question never stops the batch
-            return {**result_json(shared), "id": q["id"], "error": f"{type(exc).__name__}: {exc}"}
-        if getattr(args, "output", None):
-            with lock:
-                write_output(args.output, shared)
+            error = f"{type(exc).__name__}: {exc}"
+            keep_report(i, f"# {q['query']}\n\n_Failed: {error}_")
+            return {**result_json(shared), "id": q["id"], "error": error}
+        keep_report(i, shared.get("final_answer") or f"# {q['query']}\n\n_No report._")
         return {"id": q["id"], **result_json(shared), "error": None}
 
     def emit(rec: dict) -> None:
@@ -73,7 +81,7 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     ordered = not getattr(args, "unordered", False)
     finished: list = []
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sleuth-job")
-    futures = [pool.submit(one, q) for q in questions]
+    futures = [pool.submit(one, i, q) for i, q in enumerate(questions)]
     index = {f: i for i, f in enumerate(futures)}
     results: dict[int, dict] = {}
     next_out = 0

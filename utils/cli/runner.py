@@ -63,9 +63,29 @@ def new_session(rt, query: str) -> dict:
 
 def write_output(path: str | None, shared: dict) -> None:
     if path and shared.get("final_answer"):
-        from pathlib import Path
+        write_text_atomic(path, shared["final_answer"])
 
-        Path(path).write_text(shared["final_answer"], encoding="utf-8")
+
+def write_reports(path: str, reports: list[str]) -> None:
+    """Several reports in one Markdown file (batch -o), in the order given, separated by rules."""
+    write_text_atomic(path, "\n\n---\n\n".join(r.strip() + "\n" for r in reports))
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write the whole file or nothing: a reader never sees half a report."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def one_shot(text: str):
