@@ -93,7 +93,7 @@ def test_reset_refuses_without_yes(capsys, corpus, data_dir):
     main(["ingest", str(corpus), "--data-dir", str(data_dir)])
     capsys.readouterr()
     rc, out, err = run(capsys, "reset", "--data-dir", str(data_dir))
-    assert rc == 1 and "--yes" in err
+    assert rc == 2 and "--yes" in err
     assert json.loads(run(capsys, "stats", "--json", "--data-dir", str(data_dir))[1])["chunks"] == 4
     rc, out, _ = run(capsys, "reset", "--yes", "--data-dir", str(data_dir))
     assert rc == 0 and "emptied" in out
@@ -104,7 +104,7 @@ def test_wrong_embedding_and_bad_usage_are_clear(capsys, corpus, data_dir):
     main(["ingest", str(corpus), "--data-dir", str(data_dir)])
     capsys.readouterr()
     rc, _, err = run(capsys, "search", "volcano", "--embedding", "minilm", "--data-dir", str(data_dir))
-    assert rc == 1 and "built with embedding 'hash'" in err
+    assert rc == 2 and "built with embedding 'hash'" in err
     rc, _, err = run(capsys, "search", "volcano", "-k", "0", "--data-dir", str(data_dir))
     assert rc == 2 and "-k" in err
     assert run(capsys, "frobnicate")[0] == 2

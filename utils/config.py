@@ -121,6 +121,25 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--crawl-interval", type=float, help="minimum seconds between requests to one host (default 1)")
 
 
+def ensure_data_dir(path: Path) -> Path:
+    """Create the data folder and prove it writable, or raise ValueError with one line saying what to do.
+    Runs before any command writes anything, so a bad folder never leaves half a session behind."""
+    import tempfile
+
+    try:
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(0, "it is a file, not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path, prefix=".sleuth-probe-"):
+            pass
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise ValueError(
+            f"cannot use the data folder {path}: {reason}; set --data-dir or SLEUTH_DATA_DIR to a writable folder"
+        ) from exc
+    return path
+
+
 def load_settings(
     args: argparse.Namespace | None = None, env: dict | None = None, dotenv_path: str | None = ".env"
 ) -> Settings:
@@ -157,7 +176,7 @@ def load_settings(
     if s.searxng_url and not s.searxng_url.startswith(("http://", "https://")):
         raise ValueError(f"SEARXNG_URL must start with http:// or https:// (got {s.searxng_url!r})")
     dd = pick("data_dir", "SLEUTH_DATA_DIR")
-    s.data_dir = Path(dd).expanduser() if dd else default_data_dir()
+    s.data_dir = ensure_data_dir(Path(dd).expanduser().absolute() if dd else default_data_dir())
     s.chroma_url = pick("chroma_url", "SLEUTH_CHROMA_URL", "") or ""
     s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "hash")
     try:

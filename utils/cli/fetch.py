@@ -15,7 +15,7 @@ import sys
 from utils.cli.output import out, out_json
 from utils.config import add_common_args, load_settings
 
-PROG = "main.py fetch"
+PROG = "sleuth fetch"
 
 
 def build_parser() -> argparse.ArgumentParser:

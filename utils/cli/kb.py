@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 
-from utils.cli.output import out
+from utils.cli.output import EXIT_USAGE, err, out
 from utils.config import add_common_args, load_settings
 
 
@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _err(msg: str) -> None:
-    out(msg, stream=sys.stderr)
+    err(msg, prog="sleuth kb")
 
 
 def _ingest(kb, paths: list[str]) -> int:
@@ -138,7 +138,7 @@ def main(argv: list[str]) -> int:
         return int(exc.code or 0)
     if args.cmd == "reset" and not args.yes:
         _err("refusing to delete the knowledge base without --yes (kb reset --yes)")
-        return 1
+        return EXIT_USAGE
     try:
         settings = load_settings(args)
     except ValueError as exc:
@@ -157,15 +157,15 @@ def main(argv: list[str]) -> int:
         kb.reset()
         out(f"knowledge base emptied ({kb.store})")
         return 0
-    except KBError as exc:
+    except KBError as exc:  # a mismatched embedding, an unreachable server: the environment
         _err(f"error: {exc}")
-        return 1
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - e.g. EmbeddingUnavailable, a Chroma server that went away
         from utils.kb.embeddings import EmbeddingUnavailable
 
         if isinstance(exc, EmbeddingUnavailable):
             _err(f"error: {exc}")
-            return 1
+            return EXIT_USAGE
         raise
     finally:
         kb.close()
