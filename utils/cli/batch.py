@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TextIO
 
-from utils.cli.output import EXIT_INTERRUPTED
+from utils.cli.output import EXIT_INTERRUPTED, json_text
 from utils.cli.output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
 
 
@@ -74,7 +74,7 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
         if rec.get("error"):
             failed += 1
         with lock:
-            stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            stdout.write(json_text(rec) + "\n")
             stdout.flush()
 
     jobs = max(1, int(getattr(args, "jobs", 1) or 1))

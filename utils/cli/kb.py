@@ -13,10 +13,9 @@ files could not be ingested, a KB error, reset refused), 2 bad usage.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from utils.cli.output import EXIT_USAGE, err, out
+from utils.cli.output import EXIT_USAGE, err, out, out_json
 from utils.config import add_common_args, load_settings
 
 
@@ -85,7 +84,7 @@ def _ingest(kb, paths: list[str]) -> int:
 def _stats(kb, as_json: bool) -> int:
     s = kb.stats()
     if as_json:
-        out(json.dumps(s, ensure_ascii=False))
+        out_json(s)
         return 0
     out(f"chunks:      {s['chunks']} from {s['sources']} source(s)")
     for st, d in s["by_source_type"].items():
@@ -99,10 +98,8 @@ def _stats(kb, as_json: bool) -> int:
 
 
 def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
-    from utils.kb.store import hits_json
-
     if as_json:
-        out(hits_json(query, hits), flush=True)
+        out_json({"query": query, "hits": [h.to_dict() for h in hits]})
         return
     if many:
         out(f"# {query}")

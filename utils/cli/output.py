@@ -55,11 +55,18 @@ def out(text: str = "", *, end: str = "\n", stream: TextIO | None = None, flush:
             stream.flush()
 
 
+def json_text(obj, indent: int | None = None) -> str:
+    """JSON that is safe on a terminal: json escapes C0 controls; C1 controls and bidi overrides,
+    which it leaves raw, are escaped too (they can only occur inside strings, so this stays JSON)."""
+    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def out_json(obj, *, stream: TextIO | None = None, indent: int | None = None) -> None:
-    """One JSON document on one line (or indented); control characters are escaped by json."""
+    """One JSON document on one line (or indented), through the same lock as every other line."""
     stream = stream or sys.stdout
     with WRITE_LOCK:
-        write_raw(stream, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+        write_raw(stream, json_text(obj, indent) + "\n")
         stream.flush()
 
 

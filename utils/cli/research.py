@@ -4,11 +4,10 @@ from stdin. The flow itself is handed in by main.py (utilities never import the 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 
-from utils.cli.output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err
+from utils.cli.output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err, out_json
 from utils.cli.runner import make_runtime, new_session, one_shot, result_json, settings_or_exit, write_output
 
 RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
@@ -107,5 +106,5 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
         ui.finish()
     write_output(args.output, shared)
     if args.json:
-        print(json.dumps(result_json(shared), ensure_ascii=False))
+        out_json(result_json(shared))
     return EXIT_OK
