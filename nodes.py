@@ -16,7 +16,7 @@ from utils.engine.base import EngineResult
 from utils.research.actions import offered_actions, remap_decision
 from utils.research.feedback import rejected_sources
 from utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
-from utils.research.state import add_candidates, add_source, add_usage, now_iso, round_iterations
+from utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
 
@@ -176,6 +176,7 @@ class ToolNode(SleuthNode):
                 snippet=it.get("snippet", ""),
                 kb_id=it.get("kb_id"),
                 redirected_from=it.get("requested", ""),
+                text=it.get("text", ""),
             )
             keep = ("title", "url", "text", "kind", "links", "score")
             items.append({**{k: v for k, v in it.items() if k in keep}, "source": n})
@@ -389,9 +390,13 @@ class Analyzer(SleuthNode):
         if result.fallback:
             shared["llm_fallbacks"].append({"step": step, "phase": "analyzer", "error": result.error})
         known = {f["text"] for f in shared["extracted_information"]}
+        item_text: dict[int, str] = {}
+        for it in ctx["items"]:
+            item_text[it["source"]] = item_text.get(it["source"], "") + "\n" + it.get("text", "")
         for f in data.get("extracted_info", []):
             if f["fact"] not in known:
                 known.add(f["fact"])
+                keep_fact_text(shared, f["source"], f["fact"], item_text.get(f["source"], ""))
                 extra = {k: f[k] for k in ("qcov", "kind", "retrieval") if k in f}
                 shared["extracted_information"].append(
                     {
@@ -437,26 +442,32 @@ class HITLOutput(SleuthNode):
         }
 
     def exec(self, ctx):
-        on_chunk = self.rt.ui.report_chunk if self.rt.stream_report else None
-        return self.rt.engine.report(ctx, on_chunk=on_chunk)
+        from utils.research.citations import verified_report
 
-    def post(self, shared, ctx, result):
-        from utils.research.report import build_report, clean_citations
+        stream = self.rt.ui.report_chunk if self.rt.stream_report else None
+        # Written, checked against the sources, and written once more by an LLM whose citations fail.
+        return verified_report(lambda c, first: self.rt.engine.report(c, on_chunk=stream if first else None), ctx)
 
-        add_usage(shared, result.usage)
-        if result.fallback:
-            shared["llm_fallbacks"].append(
-                {"step": shared["iteration_count"], "phase": "report", "error": result.error}
-            )
-        answer = clean_citations(str(result.data), {s["n"] for s in shared["sources"]})
-        shared["answer"] = answer
-        shared["final_answer"] = build_report(shared, answer)
+    def post(self, shared, ctx, out):
+        from utils.research.citations import summary
+        from utils.research.report import build_report
+
+        for result in out.results:
+            add_usage(shared, result.usage)
+            if result.fallback:
+                shared["llm_fallbacks"].append(
+                    {"step": shared["iteration_count"], "phase": "report", "error": result.error}
+                )
+        shared["answer"] = out.answer
+        shared["citations"] = summary(out.verification, out.regenerated)
+        shared["final_answer"] = build_report(shared, out.answer)
         shared["reports"].append(
             {
                 "round": len(shared["feedback_history"]) + 1,
-                "answer": answer,
+                "answer": out.answer,
                 "confidence": shared["confidence_score"],
                 "stop_reason": shared.get("stop_reason"),
+                "citations": out.verification.counts(),
             }
         )
         shared["status"] = "awaiting_feedback"

@@ -54,6 +54,7 @@ def test_json_output_shape(cli, web):
         "elapsed_ms",
         "engine",
         "tokens",
+        "citations",
     }
     assert data["engine"] == "offline" and data["iterations"] >= 1
     assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind"}
@@ -144,5 +145,7 @@ def test_gemini_engine_end_to_end_through_the_sdk(cli, web):
     data = json.loads(proc.stdout)
     assert data["engine"] == "gemini" and data["stop_reason"] == "decided"
     assert data["answer"].startswith("Scott Derrickson is American [1].")
-    assert "[42]" not in data["answer"]  # a citation to no source is removed
-    assert data["tokens"]["calls"] == 4 and data["tokens"]["total"] == 4 * 18, (data, fake.requests[-1]["path"])
+    assert "[42?]" in data["answer"]  # a citation to no source is flagged, after one rewrite with the problem
+    assert data["citations"] == {"total": 2, "supported": 1, "unsupported": 1}
+    assert data["tokens"]["calls"] == 5 and data["tokens"]["total"] == 5 * 18, (data, fake.requests[-1]["path"])
+    assert "there is no source [42]" in prompt_of(fake.requests[-1]["body"])

@@ -52,6 +52,7 @@ def result_json(shared: dict) -> dict:
         "elapsed_ms": shared.get("elapsed_ms"),
         "engine": shared.get("engine"),
         "tokens": shared.get("token_usage"),
+        "citations": {k: (shared.get("citations") or {}).get(k, 0) for k in ("total", "supported", "unsupported")},
     }
 
 

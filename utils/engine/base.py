@@ -172,4 +172,16 @@ def render_report_prompt(ctx: dict) -> str:
         assessment=ctx.get("assessment", ""),
         confidence=f"{ctx.get('confidence', 0.0):.2f}",
         feedback=_fmt_feedback(ctx.get("feedback", [])),
+        citation_problems=_fmt_citation_problems(ctx.get("citation_problems", "")),
+    )
+
+
+def _fmt_citation_problems(problems: str) -> str:
+    """The optional slot of prompts/report.md: the previous draft's failed citations, quoted."""
+    if not problems:
+        return ""
+    return (
+        "\nYour previous draft cited sources that do not say what it claimed (checked against the "
+        "sources' text). Write the answer again: cite for each statement a source whose text supports "
+        "it, and leave out what no source supports.\n<untrusted-data>\n" + fence(problems) + "\n</untrusted-data>\n"
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
+_CITE_ANY = re.compile(r"\[(\d{1,3})\??\]")  # [n], or [n?] when the citation failed its check
 
 STOP_TEXT = {
     "confident": "confident enough",
@@ -27,8 +28,9 @@ def clean_citations(answer: str, valid: set[int]) -> str:
 
 
 def cited(answer: str) -> list[int]:
+    """Source numbers the answer cites, in order, flagged ones included."""
     out: list[int] = []
-    for m in _CITE.finditer(answer or ""):
+    for m in _CITE_ANY.finditer(answer or ""):
         n = int(m.group(1))
         if n not in out:
             out.append(n)
@@ -64,10 +66,21 @@ def journey_lines(shared: dict) -> list[str]:
     return lines
 
 
+def quote_lines(citations: dict, n: int) -> list[str]:
+    """Under a cited source: the passage that supports what the answer says it says, or a warning."""
+    checks = [c for c in citations.get("checks", []) if c.get("n") == n]
+    good = [c for c in checks if c.get("supported") and c.get("quote")]
+    if good:
+        return [f"  > \u201c{good[0]['quote']}\u201d"]
+    if checks and not any(c.get("supported") for c in checks):
+        return [f"  > (no passage of this source supports the claim cited to it: marked [{n}?])"]
+    return []
+
+
 def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     sources = {s["n"]: s for s in shared.get("sources", [])}
     answer = clean_citations(answer, set(sources))
-    used = cited(answer)
+    used = [n for n in cited(answer) if n in sources]
     fact_sources = []
     for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.get("score", 0)):
         if f["source"] not in used and f["source"] not in fact_sources:
@@ -96,4 +109,6 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
         where = s.get("url", "")
         kind = "knowledge base" if s.get("kind") == "internal" else s.get("tool", "web")
         parts.append(f"- [{n}] {s.get('title') or where} \u2014 {where} ({kind})")
+        if n in used:
+            parts += quote_lines(shared.get("citations") or {}, n)
     return "\n".join(parts).rstrip() + "\n"

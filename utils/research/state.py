@@ -51,6 +51,7 @@ class Source(TypedDict, total=False):
     redirected_from: str  # the URL first found (e.g. a search redirect link) when crawling landed elsewhere
     kind: Literal["external", "internal"]
     snippet: str
+    excerpt: str  # bounded text kept to verify citations (research/citations.py); "" in old sessions
 
 
 class AnalyzerRecord(TypedDict, total=False):
@@ -104,7 +105,8 @@ class Shared(TypedDict, total=False):
     stop_detail: str
     answer: str | None  # the direct answer (markdown with [n] citations)
     final_answer: str | None  # the whole report (answer + journey + sources), markdown
-    reports: list[dict]  # every report shown: {"round","answer","confidence","stop_reason"}
+    reports: list[dict]  # every report shown: {"round","answer","confidence","stop_reason","citations"}
+    citations: dict  # the last report's check: {"total","supported","unsupported","regenerated","checks"}
     token_usage: TokenUsage
     elapsed_ms: int
 
@@ -163,6 +165,7 @@ def add_source(
     snippet: str = "",
     kb_id: str | None = None,
     redirected_from: str = "",
+    text: str = "",
 ) -> int:
     """Add a source, or find the one already there for the same document; return its number.
 
@@ -170,7 +173,9 @@ def add_source(
     (path or URL) matches, so every chunk of one file shares one citation number. A crawled page
     reached through a redirect (``redirected_from``, e.g. a Google grounding link) updates the
     source that named the redirect: it keeps its number, takes the final URL and records both.
+    A bounded excerpt of `text` is kept to verify citations against.
     """
+    from utils.research.citations import EXCERPT_CHARS, merge_excerpt
     from utils.urls import normalize_url
 
     key = normalize_url(url) if kind == "external" else url
@@ -188,12 +193,34 @@ def add_source(
                 s["title"] = title
             if tool == "crawl":
                 s["tool"] = "crawl"  # the page itself was read, not just its search snippet
+            s["excerpt"] = merge_excerpt(s.get("excerpt", ""), text[:EXCERPT_CHARS])
             return s["n"]
     n = len(shared["sources"]) + 1
     shared["sources"].append(
-        Source(n=n, title=title or url, url=url, kb_id=kb_id, tool=tool, kind=kind, snippet=snippet[:300])
+        Source(
+            n=n,
+            title=title or url,
+            url=url,
+            kb_id=kb_id,
+            tool=tool,
+            kind=kind,
+            snippet=snippet[:300],
+            excerpt=merge_excerpt("", text[:EXCERPT_CHARS]),
+        )
     )
     return n
+
+
+def keep_fact_text(shared: Shared, source: int, sentence: str, item_text: str) -> None:
+    """A fact the analyzer took verbatim from beyond a source's excerpt joins the excerpt, so its
+    citation can be verified; words that are not in the tool's output are never added."""
+    from utils.research.citations import merge_excerpt
+
+    if sentence not in item_text:
+        return
+    for s in shared["sources"]:
+        if s["n"] == source and sentence not in s.get("excerpt", ""):
+            s["excerpt"] = merge_excerpt(s.get("excerpt", ""), sentence)
 
 
 def add_candidates(shared: Shared, entries) -> None:
