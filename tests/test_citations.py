@@ -218,3 +218,10 @@ def test_the_offline_engines_citations_all_verify(web, tmp_path, tools_csv):
     assert all(c["unsupported"] == 0 and c["supported"] == c["total"] for c in counts), counts
     assert all("?]" not in sh["answer"] for sh in runs)
     assert all("  > \u201c" in sh["final_answer"] for sh in runs if sh["citations"]["total"])
+
+
+def test_a_sentence_quoted_verbatim_verifies_whatever_its_accents_and_underscores():
+    text = "Gorbachev (Russian: Михаи́л Горбачёв; born 2 March 1931) led the O Cheiro do Ralo_ crew of 1,200."
+    src = [{"n": 1, "title": "G", "url": "u", "snippet": "", "excerpt": text}]
+    assert verdicts(text.rstrip(".") + " [1].", src) == [(1, True)]
+    assert verdicts("Gorbachev led a crew of 1200 [1].", src) == [(1, True)]

@@ -14,6 +14,7 @@ impossible citations is written once more with the problems quoted, then flagged
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -70,7 +71,9 @@ class Claim:
 
 
 def _norm(text: str) -> str:
-    return _THOUSANDS.sub("", text)
+    """Both sides alike: no thousands separators, underscores as spaces, accents dropped (case kept)."""
+    text = unicodedata.normalize("NFKD", _THOUSANDS.sub("", text).replace("_", " "))
+    return "".join(c for c in text if not unicodedata.combining(c))
 
 
 def cited_claims(answer: str) -> list[Claim]:
