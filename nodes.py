@@ -319,16 +319,28 @@ class WebCrawl(ToolNode):
 
 
 class KnowledgeBaseSearch(ToolNode):
+    """The best chunks for the query, plus the best chunks of documents the top hits link to (an
+    ingested HTML file's links are followed the way a crawl follows a page's: utils/kb/links.py)."""
+
     tool = "kb"
-    K = 6
+    K = 10
+    LINKED = 4
 
     def prep(self, shared):
         return {**shared["pending"], "session_id": shared["session_id"]}
 
     def run_tool(self, pending):
+        from utils.kb.links import follow
+
+        kb = self.rt.tools.kb()
         # Pages this very session read (research memory) are already among its sources: skip them.
-        hits = self.rt.tools.kb().search(pending["query_or_url"], k=self.K * 2)
+        hits = kb.search(pending["query_or_url"], k=self.K * 2)
         hits = [h for h in hits if h.metadata.get("session_id") != pending["session_id"]][: self.K]
+        hits += [
+            h
+            for h in follow(kb, hits, pending["query_or_url"], keep=self.LINKED)
+            if h.metadata.get("session_id") != pending["session_id"]
+        ]
         items = [
             {
                 "url": h.source,

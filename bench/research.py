@@ -4,9 +4,13 @@
 Serves the pages and a fake DuckDuckGo endpoint on 127.0.0.1, runs the full research loop for each
 question, and prints: answer recall (gold answer or alias in the answer text, HotpotQA
 normalization), the fraction of questions whose two supporting pages are both among the sources
-the report cites / among all sources found, mean steps, stop reasons and seconds per question.
+the report cites / among all sources found, the share of citations that verify against their
+source (utils/research/citations.py), mean steps, stop reasons and seconds per question.
 
-  .venv/bin/python bench/research.py [--questions N] [--tools duckduckgo,crawl] [--kb]
+--split even|odd|all picks the questions by their index in questions.jsonl (0, 2, 4... or 1, 3,
+5...): tune on one half, check on the other.
+
+  .venv/bin/python bench/research.py [--questions N] [--split even|odd|all] [--tools duckduckgo,crawl] [--kb]
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ def normalize_answer(s: str) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--split", choices=["all", "even", "odd"], default="all", help="questions by index parity")
     ap.add_argument("--tools", default="duckduckgo,crawl")
     ap.add_argument("--kb", action="store_true", help="ingest the wiki into the KB first and add the kb tool")
     ap.add_argument("--max-iterations", type=int, default=8)
@@ -48,15 +53,17 @@ def main() -> int:
 
     from localweb import LocalWeb
 
-    from main import run_flow
+    from flow import run_flow
     from utils.cli.ui import PlainUI
     from utils.config import Settings, parse_tools
     from utils.engine.factory import make_engine
     from utils.research.state import new_shared
     from utils.runtime import Runtime, Tools
 
-    questions = [json.loads(x) for x in (EVAL / "questions.jsonl").read_text().splitlines() if x][: args.questions]
-    tools = parse_tools(args.tools + (",kb" if args.kb else ""))
+    questions = [json.loads(x) for x in (EVAL / "questions.jsonl").read_text().splitlines() if x]
+    parity = {"all": None, "even": 0, "odd": 1}[args.split]
+    questions = [q for i, q in enumerate(questions) if parity is None or i % 2 == parity][: args.questions]
+    tools = parse_tools(",".join(dict.fromkeys(args.tools.split(",") + (["kb"] if args.kb else []))))
     with tempfile.TemporaryDirectory() as tmp, LocalWeb(EVAL) as web:
         s = Settings(
             engine="offline",
@@ -74,7 +81,7 @@ def main() -> int:
         if args.kb:
             rt_tools.kb().ingest_paths([EVAL / "wiki"])
         engine = make_engine(s)
-        recall = both_cited = both_found = 0
+        recall = both_cited = both_found = cites = cites_ok = 0
         steps, reasons, t0 = [], Counter(), time.perf_counter()
         for q in questions:
             rt = Runtime(settings=s, engine=engine, ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=rt_tools)
@@ -91,13 +98,16 @@ def main() -> int:
             both_cited += sup <= cited
             both_found += sup <= found
             steps.append(shared["iteration_count"])
+            cites += shared.get("citations", {}).get("total", 0)
+            cites_ok += shared.get("citations", {}).get("supported", 0)
             reasons[shared["stop_reason"]] += 1
         n = len(questions)
         dt = time.perf_counter() - t0
-    print(f"questions: {n}  tools: {','.join(tools)}")
+    print(f"questions: {n} ({args.split})  tools: {','.join(tools)}")
     print(f"answer recall:                  {recall / n:.2f}")
     print(f"both supporting pages cited:    {both_cited / n:.2f}")
     print(f"both supporting pages found:    {both_found / n:.2f}")
+    print(f"citations supported:            {cites_ok / max(cites, 1):.2f}  ({cites_ok}/{cites})")
     print(f"mean steps: {sum(steps) / n:.1f}   seconds/question: {dt / n:.2f}")
     print("stop reasons: " + ", ".join(f"{k}={v}" for k, v in reasons.most_common()))
     return 0

@@ -1047,6 +1047,34 @@ class KnowledgeBase:
                     return 0
             return self._write([_Doc(source, (title or "").strip()[:300], text, source_type, doc_hash, session_id)])
 
+    def chunks_of(self, sources: list[str], per_source: int = 20) -> list[Hit]:
+        """The first chunks of the given documents, in document order (score 0): a document reached
+        by a link rather than by a query."""
+        if not sources:
+            return []
+        if self.chroma_url:
+            self._open()
+        else:
+            self._check_lexical()
+        with self._lock:
+            marks = ",".join("?" * len(sources))
+            rows = (
+                self._conn()
+                .execute(
+                    f"SELECT id, source, chunk, title, text, source_type, session_id FROM chunks "
+                    f"WHERE source IN ({marks}) AND chunk < ? ORDER BY source, chunk",
+                    [*sources, per_source],
+                )
+                .fetchall()
+            )
+        hits = []
+        for r in rows:
+            md = {"id": r[0], "source": r[1], "chunk": r[2], "title": r[3], "source_type": r[5]}
+            if r[6]:
+                md["session_id"] = r[6]
+            hits.append(Hit(len(hits) + 1, 0.0, r[1], r[3] or "", r[2], r[4] or "", r[0], r[5] or "", md))
+        return hits
+
     def has_source(self, source: str) -> bool:
         if self.chroma_url:
             self._open()
