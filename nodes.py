@@ -178,7 +178,7 @@ class ToolNode(SleuthNode):
                 redirected_from=it.get("requested", ""),
                 text=it.get("text", ""),
             )
-            keep = ("title", "url", "text", "kind", "links", "score")
+            keep = ("title", "url", "text", "kind", "links", "score", "linked")
             items.append({**{k: v for k, v in it.items() if k in keep}, "source": n})
         entry = {
             "step": pending["step"],
@@ -352,6 +352,7 @@ class KnowledgeBaseSearch(ToolNode):
                 "kb_id": h.id,
                 "snippet": h.text[:200],
                 "score": h.score,
+                "linked": bool(h.metadata.get("via_link")),
             }
             for h in hits
         ]

@@ -159,7 +159,8 @@ class OfflineEngine:
 
         new_facts: list[dict] = []
         for it in ctx.get("items", []):
-            focus = _weights(step_q or it.get("title", ""))
+            # A page reached by a link is read for what it is about (its title), like a crawled page.
+            focus = _weights(it.get("title", "") if it.get("linked") else (step_q or it.get("title", "")))
             cands = []
             for sent in split_sentences(it.get("text", "")):
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
@@ -183,8 +184,15 @@ class OfflineEngine:
                 if it.get("kind") == "kb" and "score" in it:
                     fact["retrieval"] = round(float(it["score"]), 3)  # the KB's own retrieval score
                 new_facts.append(fact)
-        new_facts.sort(key=lambda f: -f["score"])
-        new_facts = new_facts[:MAX_FACTS_PER_STEP]
+        # Every document keeps its best passage (a linked page may hold the second half of the
+        # answer while sharing few words with the question); the rest compete on score.
+        firsts, seen_src = [], set()
+        for f in sorted(new_facts, key=lambda f: -f["score"]):
+            if f["source"] not in seen_src:
+                seen_src.add(f["source"])
+                firsts.append(f)
+        rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f["score"])
+        new_facts = sorted(firsts + rest[: max(0, MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f["score"])
 
         all_facts = [{"qcov": 0.0, "kind": "page", **f} for f in ctx.get("facts", [])] + [
             {"text": f["fact"], **{k: v for k, v in f.items() if k != "fact"}} for f in new_facts
@@ -256,14 +264,32 @@ class OfflineEngine:
             first = facts[0]
             chosen.append(first)
             covered |= term_set(first["text"]) & set(weights)
-            # A second hop: facts about a name the best fact introduced (the bridge entity).
-            anchors = [fold(e) for e in salient_entities([first], set(weights), limit=1)]
-            for f in sorted(facts[1:], key=lambda f: -f.get("score", 0)):
-                if len(chosen) >= 2 or not anchors:
-                    break
-                if any(a in fold(f["text"]) for a in anchors):
-                    chosen.append(f)
-                    covered |= term_set(f["text"]) & set(weights)
+            # The other half: a fact from another document that the question names, that the best
+            # fact names (the bridge), or that is about a name the best fact introduced.
+            titles = {s["n"]: s.get("title", "") for s in ctx.get("sources", [])}
+            named = {n: _named_share(t, set(weights)) for n, t in titles.items()}
+            anchors = [fold(e) for e in salient_entities([first], set(weights), limit=2)]
+
+            def hop(f: dict) -> float:
+                title = _bare_title(titles.get(f["source"], ""))
+                bridge = bool(title) and len(title) > 3 and title in fold(first["text"])
+                about = any(a in fold(f["text"]) for a in anchors)
+                return f.get("qcov", 0) + 0.6 * named.get(f["source"], 0) + 0.6 * bridge + 0.3 * about
+
+            others = [f for f in facts[1:] if f["source"] != first["source"]]
+            if others:
+                best = max(others, key=hop)
+                if hop(best) >= 0.3:
+                    chosen.append(best)
+                    covered |= term_set(best["text"]) & set(weights)
+            # A question naming two documents (a comparison) cites both.
+            have = {f["source"] for f in chosen}
+            for n in sorted((n for n, v in named.items() if v >= 0.99), key=lambda n: -named[n])[:2]:
+                mine = [f for f in facts if f["source"] == n]
+                if n not in have and mine:
+                    chosen.append(mine[0])
+                    have.add(n)
+                    covered |= term_set(mine[0]["text"]) & set(weights)
             # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.
             pool = [f for f in facts[1:] if f not in chosen and f.get("qcov", 0) >= floor]
             while pool and len(chosen) < 4:
@@ -290,6 +316,18 @@ class OfflineEngine:
                 "treat this as a lead to check, not a settled answer._"
             )
         return EngineResult(text.strip(), self.name)
+
+
+def _bare_title(title: str) -> str:
+    """A document title without its qualifier ("Ed Wood (film)" -> "ed wood"), folded."""
+    return fold(re.sub(r"\s*\(.*?\)\s*", " ", title or "")).strip()
+
+
+def _named_share(title: str, qterms: set[str]) -> float:
+    """How much of a document's title the question names (0..1); 0 below one half."""
+    t = term_set(re.sub(r"\s*\(.*?\)\s*", " ", title or ""))
+    share = len(t & qterms) / len(t) if t else 0.0
+    return share if share >= 0.5 else 0.0
 
 
 def _trust(fact: dict) -> float:
