@@ -267,7 +267,7 @@ class OfflineEngine:
             # The other half: a fact from another document that the question names, that the best
             # fact names (the bridge), or that is about a name the best fact introduced.
             titles = {s["n"]: s.get("title", "") for s in ctx.get("sources", [])}
-            named = {n: _named_share(t, set(weights)) for n, t in titles.items()}
+            named = {n: _named_share(t, weights) for n, t in titles.items()}
             anchors = [fold(e) for e in salient_entities([first], set(weights), limit=2)]
 
             def hop(f: dict) -> float:
@@ -323,11 +323,13 @@ def _bare_title(title: str) -> str:
     return fold(re.sub(r"\s*\(.*?\)\s*", " ", title or "")).strip()
 
 
-def _named_share(title: str, qterms: set[str]) -> float:
-    """How much of a document's title the question names (0..1); 0 below one half."""
+def _named_share(title: str, weights: dict[str, float]) -> float:
+    """How much of a document's title the question names (0..1): 0 below one half, or when none
+    of the shared words is a name in the question (capitalised there)."""
     t = term_set(re.sub(r"\s*\(.*?\)\s*", " ", title or ""))
-    share = len(t & qterms) / len(t) if t else 0.0
-    return share if share >= 0.5 else 0.0
+    shared = t & set(weights)
+    share = len(shared) / len(t) if t else 0.0
+    return share if share >= 0.5 and any(weights[w] > 1.0 for w in shared) else 0.0
 
 
 def _trust(fact: dict) -> float:

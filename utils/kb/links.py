@@ -81,34 +81,39 @@ def linked_sources(source: str, known: Callable[[str], bool]) -> list[str]:
 
 
 def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> list:
-    """Chunks of documents linked from the best hits' documents that share the most words with
-    `query` (at most one per document, `keep` in all), scored below the hit that linked to them."""
-    from utils.text import term_set
+    """Chunks of documents linked from the best hits' documents (at most one per document, `keep`
+    in all), ranked by the words they share with `query` and by whether the hit that links to them
+    names them in its text (the way a reader follows a link in a sentence, not in a menu); scored
+    below the hit that linked to them."""
+    import re
+
+    from utils.text import fold, term_set
 
     want = term_set(query)
-    if not want:
-        return []
     seen = {h.source for h in hits}
-    parents: dict[str, float] = {}
+    parents: dict[str, list] = {}
     for h in hits:
-        if h.source not in parents and len(parents) < from_docs:
-            parents[h.source] = h.score
-    linked: dict[str, float] = {}
-    for src, score in parents.items():
+        if h.source in parents or len(parents) < from_docs:
+            parents.setdefault(h.source, []).append(h)
+    linked: dict[str, tuple[float, str]] = {}  # target -> (parent score, parent text)
+    for src, hs in parents.items():
         for target in linked_sources(src, lambda s: kb.has_source(s)):
             if target not in seen and target not in linked:
-                linked[target] = score
+                linked[target] = (hs[0].score, fold(" ".join(h.text for h in hs)))
     if not linked:
         return []
     best: dict[str, tuple[float, object]] = {}
     for c in kb.chunks_of(list(linked), per_source=5):
-        s = len(term_set(f"{c.title} {c.text}") & want) / len(want)
+        share = len(term_set(f"{c.title} {c.text}") & want) / len(want) if want else 0.0
+        title = fold(re.sub(r"\s*\(.*?\)\s*", " ", c.title or "")).strip()
+        named = len(title) > 3 and title in linked[c.source][1]
+        s = share + 0.5 * named
         if s > 0 and s > best.get(c.source, (0.0, None))[0]:
             best[c.source] = (s, c)
     ranked = sorted(best.values(), key=lambda sc: -sc[0])[:keep]
     out = []
     for s, c in ranked:
-        c.score = round(linked[c.source] * (0.5 + 0.5 * s), 4)
+        c.score = round(linked[c.source][0] * min(1.0, 0.5 + 0.5 * s), 4)
         c.metadata["via_link"] = True
         out.append(c)
     return out
