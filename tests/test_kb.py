@@ -391,12 +391,19 @@ class _FakeGemini(BaseHTTPRequestHandler):
         pass
 
 
-def test_gemini_embedding_through_a_local_endpoint(data_dir, monkeypatch):
+def test_gemini_embedding_through_a_local_endpoint(data_dir):
+    from utils.config import load_settings
+
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _FakeGemini)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    monkeypatch.setenv("GEMINI_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}")
+    env = {
+        "GEMINI_API_KEY": "test-key",
+        "GEMINI_BASE_URL": f"http://127.0.0.1:{srv.server_address[1]}",  # reaches the embedding through Settings
+        "SLEUTH_DATA_DIR": str(data_dir),
+        "SLEUTH_EMBEDDING": "gemini",
+    }
     try:
-        kb = KnowledgeBase(data_dir / "kb", embedding="gemini", gemini_api_key="test-key")
+        kb = KnowledgeBase.for_settings(load_settings(env=env))
         kb.add_document(source="https://a.example", title="Otters", text="Sea otters hold hands while sleeping.")
         kb.add_document(source="https://b.example", title="Bees", text="Honey bees dance to show where flowers are.")
         assert kb.search("why do bees dance", k=1, mode="vector")[0].source == "https://b.example"

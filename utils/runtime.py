@@ -58,10 +58,7 @@ class Tools:
             if self._kb is None:
                 from utils.kb.store import KnowledgeBase
 
-                s = self.settings
-                self._kb = KnowledgeBase(
-                    s.data_dir / "kb", chroma_url=s.chroma_url, embedding=s.embedding, gemini_api_key=s.gemini_api_key
-                )
+                self._kb = KnowledgeBase.for_settings(self.settings)
             return self._kb
 
     def kb_available(self) -> bool:

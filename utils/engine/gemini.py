@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ValidationError
 
+from utils.clients import gemini_client
 from utils.engine.base import (
     AnalyzerModel,
     DecisionModel,
@@ -16,8 +17,6 @@ from utils.engine.base import (
     render_report_prompt,
 )
 from utils.errors import EngineError
-
-RETRY_STATUS = [408, 429, 500, 502, 503, 504]
 
 
 class GeminiEngine:
@@ -43,20 +42,9 @@ class GeminiEngine:
 
     def client(self):
         if self._client is None:
-            from google import genai
-            from google.genai import types
-
-            http = types.HttpOptions(
-                timeout=int(self.timeout_s * 1000),
-                base_url=self.base_url or None,
-                retry_options=types.HttpRetryOptions(
-                    attempts=self.attempts,
-                    initial_delay=self.retry_delay,
-                    max_delay=20.0,
-                    http_status_codes=RETRY_STATUS,
-                ),
+            self._client = gemini_client(
+                self.api_key, self.base_url, self.timeout_s, attempts=self.attempts, retry_delay=self.retry_delay
             )
-            self._client = genai.Client(api_key=self.api_key, http_options=http)
         return self._client
 
     @staticmethod

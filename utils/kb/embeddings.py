@@ -13,8 +13,8 @@
   so each index term is one FTS5 token); ASCII text takes a bytes.translate fast path.
 - `minilm`: Chroma's ONNX all-MiniLM-L6-v2 (384-d). Downloads its ~80 MB model once when
   online; offline it fails fast with a clear message instead of hanging.
-- `gemini`: Gemini embeddings through google-genai (`client.models.embed_content`), needs
-  GEMINI_API_KEY.
+- `gemini`: Gemini embeddings through google-genai (`client.models.embed_content`, the client from
+  utils.clients), needs GEMINI_API_KEY; key and endpoint are handed in from Settings.
 
 All three are Chroma `EmbeddingFunction` classes registered with Chroma's registry (names
 `sleuth_hash`, `sleuth_minilm`, `sleuth_gemini`), so a collection records which function built
@@ -299,27 +299,27 @@ def embedding_classes() -> dict[str, type]:
 
         @register_embedding_function
         class SleuthGeminiEmbedding(EmbeddingFunction[Documents]):
-            """Gemini embeddings (google-genai). The API key is read from GEMINI_API_KEY, never stored."""
+            """Gemini embeddings (google-genai). The API key and endpoint come from the caller (Settings),
+            never from the collection's stored config."""
 
-            def __init__(self, model: str = GEMINI_MODEL, dim: int = GEMINI_DIM, api_key: str = "") -> None:
+            def __init__(
+                self, model: str = GEMINI_MODEL, dim: int = GEMINI_DIM, api_key: str = "", base_url: str = ""
+            ) -> None:
                 self.model = model
                 self.dim = int(dim)
                 self._api_key = api_key
+                self._base_url = base_url
                 self._client = None
                 self._lock = threading.Lock()
 
             def _get_client(self):
                 with self._lock:
                     if self._client is None:
-                        key = self._api_key or os.environ.get("GEMINI_API_KEY", "")
-                        if not key:
+                        if not self._api_key:
                             raise EmbeddingUnavailable("the gemini embedding needs GEMINI_API_KEY")
-                        from google import genai
-                        from google.genai import types
+                        from utils.clients import gemini_client
 
-                        base = os.environ.get("GEMINI_BASE_URL", "")
-                        opts = types.HttpOptions(base_url=base) if base else None
-                        self._client = genai.Client(api_key=key, http_options=opts)
+                        self._client = gemini_client(self._api_key, self._base_url)
                     return self._client
 
             def _embed(self, texts: list[str], task: str) -> Embeddings:
@@ -371,13 +371,14 @@ def embedding_classes() -> dict[str, type]:
         return _classes
 
 
-def get_embedding_function(name: str, *, gemini_api_key: str = ""):
-    """A Chroma embedding function for `name` (hash | minilm | gemini)."""
+def get_embedding_function(name: str, *, gemini_api_key: str = "", gemini_base_url: str = ""):
+    """A Chroma embedding function for `name` (hash | minilm | gemini); the gemini one uses the given
+    key and endpoint (from Settings: GEMINI_API_KEY, GEMINI_BASE_URL)."""
     if name not in EMBEDDINGS:
         raise ValueError(f"unknown embedding {name!r}; choose from {', '.join(EMBEDDINGS)}")
     cls = embedding_classes()[name]
     if name == "gemini":
-        if not (gemini_api_key or os.environ.get("GEMINI_API_KEY")):
+        if not gemini_api_key:
             raise EmbeddingUnavailable("the gemini embedding needs GEMINI_API_KEY")
-        return cls(api_key=gemini_api_key)
+        return cls(api_key=gemini_api_key, base_url=gemini_base_url)
     return cls()

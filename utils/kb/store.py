@@ -507,6 +507,7 @@ class KnowledgeBase:
         embedding: str = "hash",
         collection: str = "sleuth",
         gemini_api_key: str = "",
+        gemini_base_url: str = "",
         search_mode: str = DEFAULT_SEARCH_MODE,
     ) -> None:
         if embedding not in EMBEDDINGS:
@@ -519,6 +520,7 @@ class KnowledgeBase:
         self.collection_name = collection
         self.search_mode = search_mode
         self._gemini_api_key = gemini_api_key
+        self._gemini_base_url = gemini_base_url
         self.lexical_file = self.lexical_path(self.path, chroma_url=self.chroma_url, collection=collection)
         self.store = self.chroma_url or str(self.path / "chroma")
         self._lock = threading.RLock()
@@ -543,6 +545,7 @@ class KnowledgeBase:
             chroma_url=settings.chroma_url,
             embedding=settings.embedding,
             gemini_api_key=settings.gemini_api_key,
+            gemini_base_url=settings.gemini_base_url,
             **kwargs,
         )
 
@@ -624,7 +627,7 @@ class KnowledgeBase:
         with self._lock:
             if self._col is not None:
                 return self._col
-            from utils.kb.embeddings import embedding_classes, get_embedding_function
+            from utils.kb.embeddings import embedding_classes
 
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
@@ -640,7 +643,7 @@ class KnowledgeBase:
                     client.delete_collection(self.collection_name)
                     col = None
             if col is None:
-                ef = get_embedding_function(self.embedding, gemini_api_key=self._gemini_api_key)
+                ef = self._embedding_function()
                 col = client.create_collection(
                     self.collection_name,
                     embedding_function=ef,
@@ -656,7 +659,7 @@ class KnowledgeBase:
                 if self.embedding == "hash" and ef_conf.get("name") == classes["hash"].name():
                     ef = classes["hash"].build_from_config(ef_conf.get("config") or {})  # keeps the stored dim
                 else:
-                    ef = get_embedding_function(self.embedding, gemini_api_key=self._gemini_api_key)
+                    ef = self._embedding_function()
             self._client, self._ef = client, ef
             with db:
                 self._set_meta("embedding", self.embedding)
@@ -667,6 +670,13 @@ class KnowledgeBase:
             else:
                 self._repair()
             return col
+
+    def _embedding_function(self):
+        from utils.kb.embeddings import get_embedding_function
+
+        return get_embedding_function(
+            self.embedding, gemini_api_key=self._gemini_api_key, gemini_base_url=self._gemini_base_url
+        )
 
     def _check_lexical(self) -> None:
         """Refuse a KB built with another embedding (reads only the SQLite side: no chromadb needed)."""
