@@ -9,7 +9,9 @@ import pytest
 
 from tests.webfixtures import LocalServer, make_pdf, page, send
 from utils.web.cache import Cache
-from utils.web.fetcher import DEFAULT_UA, Fetcher, FetchResult, check_url, decode_body, default_resolve
+from utils.web.decode import decode_body
+from utils.web.fetcher import DEFAULT_UA, Fetcher, FetchResult
+from utils.web.guard import check_url, default_resolve
 
 PUBLIC_IP = "93.184.216.34"  # what the fake resolver says "public.test" is
 

@@ -57,3 +57,7 @@ class EmbeddingUnavailable(KBError):
 
 class SessionNotFound(SleuthError, LookupError):
     """No saved session has that id."""
+
+
+class PdfUnreadable(SleuthError, ValueError):
+    """A PDF whose text cannot be read (broken, or encrypted with a password)."""

@@ -3,7 +3,8 @@
 Hand-rolled on lxml (one parse, one pass over the tree) because the libraries that reach this
 quality are several times too slow for the crawler's budget (see bench/extraction.py).
 
-1. Decode bytes (BOM, declared charset, UTF-8, then cp1252) and parse with lxml's HTML parser.
+1. Decode bytes (utils/web/decode.py: BOM, declared charset, UTF-8, detection, cp1252) and parse
+   with lxml's HTML parser.
 2. Read metadata and links from the whole page: title (og:title, <h1>, <title>), published date
    (meta tags, JSON-LD, itemprop, <time>), absolute out-links.
 3. Drop scripts, styles, form controls and media, then walk the tree once, cutting the text into
@@ -26,13 +27,13 @@ Everything is data: nothing from the page is executed. Safe to call from several
 
 from __future__ import annotations
 
-import codecs
 import logging
 import re
 import threading
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
+from utils.web.decode import decode_body
 from utils.web.extract_meta import meta_map, out_links, published_date, title_of
 from utils.web.extract_score import main_text
 
@@ -50,48 +51,6 @@ class Extracted:
 # --------------------------------------------------------------------------------------------
 # Decoding and parsing
 # --------------------------------------------------------------------------------------------
-
-_CHARSET_RE = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
-_XML_ENC_RE = re.compile(rb"""^\s*<\?xml[^>]{0,100}?encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""", re.I)
-# Browsers (WHATWG encoding spec) read these labels as windows-1252.
-_AS_CP1252 = {"iso8859-1", "latin-1", "ascii", "iso-8859-1", "cp819", "l1", "us-ascii", "iso8859_1"}
-
-
-def _declared_charset(data: bytes) -> str | None:
-    head = data[:8192]
-    m = _XML_ENC_RE.search(head) or _CHARSET_RE.search(head)
-    if not m:
-        return None
-    label = m.group(1).decode("ascii", "ignore").strip().lower()
-    try:
-        name = codecs.lookup(label).name
-    except LookupError:
-        return None
-    if name in _AS_CP1252 or label in _AS_CP1252:
-        return "cp1252"
-    if name.startswith("utf-16") or name.startswith("utf-32"):
-        return "utf-8"  # a page that could be read as ASCII up to here is not really UTF-16
-    return name
-
-
-def decode_html(data: bytes) -> str:
-    """Bytes -> str: BOM, then the page's declared charset, then UTF-8, then cp1252."""
-    boms = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-    for bom, enc in boms:
-        if data.startswith(bom):
-            return data[len(bom) :].decode(enc, "replace")
-    declared = _declared_charset(data)
-    if declared:
-        try:
-            return data.decode(declared)
-        except (UnicodeDecodeError, LookupError):
-            if declared == "utf-8":
-                return data.decode("utf-8", "replace")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", "replace")
-
 
 _BINARY_RE = re.compile(r"[\ufffd\x00-\x08\x0b\x0e-\x1f]")
 
@@ -168,7 +127,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
     """
     try:
         if isinstance(html, (bytes, bytearray)):
-            html = decode_html(bytes(html))
+            html = decode_body(bytes(html))[0]
         if not isinstance(html, str) or not html.strip() or _looks_binary(html):
             return Extracted()
         root = _parse(html)

@@ -8,20 +8,10 @@ Safety design
 -------------
 * Only http/https. Redirects are followed by hand (``allow_redirects=False``), at most
   ``max_redirects`` hops, and every hop goes through the same checks as the first URL.
-* SSRF: the host is resolved and refused if *any* address is loopback, private, link-local,
-  multicast, reserved, unspecified or otherwise not globally routable (IPv4 and IPv6,
-  IPv4-mapped IPv6 unwrapped), unless ``allow_private_hosts``.
-* DNS pinning: the check is repeated inside the connection itself. ``requests`` is given an
-  adapter whose urllib3 connections resolve the host with the Fetcher's resolver, vet every
-  address and then connect to exactly those vetted addresses (TLS still uses the host name for
-  SNI and certificate checks). A name that re-binds to 127.0.0.1 between the pre-flight check
-  and the connection is therefore still refused, and no connection is ever made to an address
-  that was not checked. Environment proxies are ignored (``trust_env=False``) for the same
-  reason.
-* Test hooks: ``resolve(host, port) -> [ip, ...]`` replaces DNS, and ``dial(ip, port) ->
-  (ip, port)`` maps a vetted address to the one actually dialled. With both, a test can make
-  "public.test" look like a public address to the guard while its connection lands on a local
-  test server, so a redirect from it to 127.0.0.1 exercises the per-hop check for real.
+* SSRF guard (utils/web/guard.py): every resolved address of the host, and of each redirect hop,
+  must be public unless ``allow_private_hosts``; the check is repeated inside the connection,
+  which dials only vetted addresses (DNS pinning). Environment proxies are ignored
+  (``trust_env=False``) for the same reason. ``resolve`` and ``dial`` are the guard's test hooks.
 * Bodies are streamed: a Content-Length above ``max_bytes`` is refused before reading, and
   reading stops as soon as ``max_bytes`` is exceeded. Every exchange also has a wall-clock
   ``deadline`` (checked between reads, each read bounded by ``read_timeout``) so a server that
@@ -37,13 +27,9 @@ Safety design
 
 from __future__ import annotations
 
-import codecs
 import email.utils
-import io
-import ipaddress
 import logging
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -55,6 +41,10 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from utils.errors import FetchError
 from utils.urls import normalize_url
 from utils.web.cache import Cache
+from utils.web.decode import codec_name as _codec
+from utils.web.decode import decode_body, parse_content_type
+from utils.web.guard import Dialer, Resolver, default_resolve, pinned_adapter, split_url, vet_host
+from utils.web.pdf import read_pdf
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +64,7 @@ ERROR_KINDS = (
 ALLOWED_TYPES = {"text/html": "html", "application/xhtml+xml": "html", "text/plain": "text", "application/pdf": "pdf"}
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 ROBOTS_MAX_BYTES = 512_000
-MAX_PDF_PAGES = 300
 CACHE_NAMESPACE = "page"
-
-Resolver = Callable[[str, int], list[str]]
-Dialer = Callable[[str, int], tuple[str, int]]
 
 
 @dataclass
@@ -134,191 +120,9 @@ class FetchResult:
         )
 
 
-# -- address checks ------------------------------------------------------------------------
+# -- helpers -------------------------------------------------------------------------------
 
-_IP_CLASSES = (
-    ("is_unspecified", "unspecified"),
-    ("is_loopback", "loopback"),
-    ("is_link_local", "link-local"),
-    ("is_multicast", "multicast"),
-    ("is_private", "private"),
-    ("is_reserved", "reserved"),
-)
-
-
-def ip_refusal(ip: str) -> str | None:
-    """Why an address must not be fetched ("a loopback address", ...), or None if it is public."""
-    try:
-        addr: Any = ipaddress.ip_address(str(ip).split("%", 1)[0])
-    except ValueError:
-        return "an unparseable address"
-    if addr.version == 6:
-        for inner in (addr.ipv4_mapped, addr.sixtofour, (addr.teredo or (None, None))[1]):
-            if inner is not None:
-                why = ip_refusal(str(inner))
-                if why:
-                    return why
-    for attr, label in _IP_CLASSES:
-        if getattr(addr, attr, False):
-            return f"a {label} address"
-    if not addr.is_global:
-        return "a non-public address"
-    return None
-
-
-def default_resolve(host: str, port: int) -> list[str]:
-    """All addresses of ``host`` (IP literals are returned as-is, without a lookup)."""
-    h = host.strip("[]")
-    try:
-        ipaddress.ip_address(h.split("%", 1)[0])
-        return [h]
-    except ValueError:
-        pass
-    infos = socket.getaddrinfo(h, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
-    out: list[str] = []
-    for info in infos:
-        ip = str(info[4][0])
-        if ip not in out:
-            out.append(ip)
-    return out
-
-
-def _split_url(url: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of an http(s) URL, or FetchError('invalid_url')."""
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        host = (parts.hostname or "").rstrip(".")
-        port = parts.port
-    except ValueError as exc:
-        raise FetchError("invalid_url", f"invalid URL {url!r}: {exc}") from None
-    if scheme not in ("http", "https"):
-        raise FetchError(
-            "invalid_url", f"unsupported URL scheme {scheme or '(none)'!r} in {url!r}; only http and https are fetched"
-        )
-    if not host:
-        raise FetchError("invalid_url", f"no host in URL {url!r}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in url):
-        raise FetchError("invalid_url", f"control characters in URL {url!r}")
-    return scheme, host, port or (443 if scheme == "https" else 80)
-
-
-def _vet_host(host: str, port: int, allow_private_hosts: bool, resolve: Resolver) -> list[str]:
-    """The host's addresses, all checked; FetchError('ssrf') if any is not public."""
-    try:
-        ips = list(resolve(host, port))
-    except FetchError:
-        raise
-    except (OSError, UnicodeError, ValueError) as exc:
-        raise FetchError("network", f"cannot resolve host {host!r}: {exc}") from None
-    if not ips:
-        raise FetchError("network", f"cannot resolve host {host!r}: no addresses")
-    if not allow_private_hosts:
-        for ip in ips:
-            why = ip_refusal(ip)
-            if why:
-                shown = host if host == ip else f"{host} ({ip})"
-                raise FetchError(
-                    "ssrf",
-                    f"refused: {shown} is {why}; use --allow-private-hosts to fetch loopback or private addresses",
-                )
-    return ips
-
-
-def check_url(url: str, allow_private_hosts: bool = False, resolve: Resolver | None = None) -> str | None:
-    """Why ``url`` would be refused (bad scheme/host, non-public address, unresolvable), or None."""
-    try:
-        _, host, port = _split_url(str(url or "").strip())
-        _vet_host(host, port, allow_private_hosts, resolve or default_resolve)
-    except FetchError as exc:
-        return exc.message
-    return None
-
-
-# -- decoding --------------------------------------------------------------------------------
-
-_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
-_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""", re.I)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
-# WHATWG: these labels mean windows-1252 in browsers.
-_LATIN1_LABELS = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "us-ascii", "ascii", "cp819", "ibm819"}
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def parse_content_type(value: str | None) -> tuple[str, str | None]:
-    """('text/html', 'windows-1251') from 'text/html; charset="windows-1251"'."""
-    if not value:
-        return "", None
-    parts = [p.strip() for p in str(value).split(";")]
-    mime = parts[0].lower()
-    charset = None
-    for p in parts[1:]:
-        k, _, v = p.partition("=")
-        if k.strip().lower() == "charset" and v.strip():
-            charset = v.strip().strip("\"'").strip()
-    return mime, charset or None
-
-
-def _codec(label: str | None) -> str | None:
-    if not label:
-        return None
-    try:
-        return codecs.lookup(label.strip()).name
-    except LookupError:
-        return None
-
-
-def _candidates(label: str | None) -> list[str]:
-    name = _codec(label)
-    if not name:
-        return []
-    if label.strip().lower() in _LATIN1_LABELS or name in ("latin-1", "iso8859-1", "ascii"):
-        return ["cp1252", "latin-1"]
-    return [name]
-
-
-def decode_body(body: bytes, header_charset: str | None = None, html: bool = True) -> tuple[str, str]:
-    """(text, encoding used): BOM, then HTTP charset, then <meta charset>, then detection."""
-    for bom, enc in _BOMS:
-        if body.startswith(bom):
-            return body.decode(enc, errors="replace"), enc
-    declared: list[str] = list(_candidates(header_charset))
-    if html:
-        head = body[:8192]
-        m = _XML_ENCODING.search(head) or _META_CHARSET.search(head)
-        if m:
-            meta = m.group(1).decode("ascii", "replace")
-            cands = _candidates(meta)
-            # A page that can be read as ASCII cannot really be UTF-16 (WHATWG rule).
-            declared += ["utf-8" if c.startswith("utf-16") else c for c in cands]
-    for enc in declared:
-        try:
-            return body.decode(enc), enc
-        except (UnicodeDecodeError, LookupError):
-            continue
-    # Nothing declared fits. Mostly-valid UTF-8 (a stray bad byte) stays UTF-8.
-    text = body.decode("utf-8", errors="replace")
-    if text.count("\ufffd") <= max(0, len(text) // 200):
-        return text, "utf-8"
-    try:
-        from charset_normalizer import from_bytes
-
-        best = from_bytes(body[:200_000]).best()
-        enc = best.encoding if best is not None else None
-        # Web pages are ASCII-compatible: reject detector guesses such as UTF-16 or EBCDIC.
-        if enc and _ascii_compatible(enc):
-            return body.decode(enc, errors="replace"), enc
-    except Exception:  # noqa: BLE001 - detection is best effort
-        log.debug("charset detection failed", exc_info=True)
-    return body.decode("cp1252", errors="replace"), "cp1252"
-
-
-def _ascii_compatible(enc: str) -> bool:
-    sample = b"<html lang='en'>Az09 ?&;</html>"
-    try:
-        return sample.decode(enc) == sample.decode("ascii")
-    except (UnicodeDecodeError, LookupError):
-        return False
 
 
 def _sniff(body: bytes) -> str:
@@ -331,34 +135,6 @@ def _sniff(body: bytes) -> str:
     if b"\x00" in head:
         return "application/octet-stream"
     return "text/plain"
-
-
-def _pdf_extract(body: bytes) -> tuple[str, str | None, str]:
-    """(title, published ISO date or None, text) of a PDF."""
-    from pypdf import PdfReader
-
-    reader = PdfReader(io.BytesIO(body))
-    if reader.is_encrypted:
-        reader.decrypt("")
-    texts = []
-    for i, page in enumerate(reader.pages):
-        if i >= MAX_PDF_PAGES:
-            break
-        try:
-            texts.append(page.extract_text() or "")
-        except Exception:  # noqa: BLE001 - one bad page should not lose the rest
-            log.debug("pdf page %d failed", i, exc_info=True)
-    title, published = "", None
-    meta = reader.metadata
-    if meta is not None:
-        title = str(meta.title or "").strip()
-        try:
-            dt = meta.creation_date
-            published = dt.isoformat() if dt else None
-        except Exception:  # noqa: BLE001 - malformed dates are common
-            published = None
-    text = "\n\n".join(t.strip() for t in texts if t and t.strip())
-    return title, published, text
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -374,57 +150,6 @@ def _retry_after(value: str | None) -> float | None:
     if when is None:
         return None
     return max(0.0, when.timestamp() - time.time())
-
-
-# -- the pinned transport ---------------------------------------------------------------------
-
-
-def _pinned_adapter(fetcher: Fetcher):
-    """A requests adapter whose connections only ever go to addresses the Fetcher has vetted."""
-    from requests.adapters import HTTPAdapter
-    from urllib3.connection import HTTPConnection, HTTPSConnection
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
-    from urllib3.util import connection as u3conn
-
-    def new_conn(conn) -> socket.socket:
-        host = conn._dns_host  # noqa: SLF001 - the host urllib3 would resolve
-        ips = _vet_host(host, conn.port, fetcher.allow_private_hosts, fetcher.resolve)
-        last: BaseException | None = None
-        for ip in ips:
-            addr = fetcher.dial(ip, conn.port) if fetcher.dial else (ip, conn.port)
-            try:
-                return u3conn.create_connection(
-                    addr, conn.timeout, source_address=conn.source_address, socket_options=conn.socket_options
-                )
-            except TimeoutError as exc:
-                raise ConnectTimeoutError(
-                    conn, f"Connection to {host} timed out. (connect timeout={conn.timeout})"
-                ) from exc
-            except OSError as exc:
-                last = exc
-        raise NewConnectionError(conn, f"Failed to establish a new connection: {last}")
-
-    class PinnedHTTPConnection(HTTPConnection):
-        def _new_conn(self):
-            return new_conn(self)
-
-    class PinnedHTTPSConnection(HTTPSConnection):
-        def _new_conn(self):
-            return new_conn(self)
-
-    class PinnedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = PinnedHTTPConnection
-
-    class PinnedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = PinnedHTTPSConnection
-
-    class PinnedAdapter(HTTPAdapter):
-        def init_poolmanager(self, *args, **kwargs):
-            super().init_poolmanager(*args, **kwargs)
-            self.poolmanager.pool_classes_by_scheme = {"http": PinnedHTTPPool, "https": PinnedHTTPSPool}
-
-    return PinnedAdapter(max_retries=0, pool_connections=8, pool_maxsize=8)
 
 
 # -- the fetcher -----------------------------------------------------------------------------
@@ -528,8 +253,8 @@ class Fetcher:
 
     def _fetch(self, url: str) -> FetchResult:
         url = _drop_fragment(url)
-        _, host, port = _split_url(url)
-        _vet_host(host, port, self.allow_private_hosts, self.resolve)
+        _, host, port = split_url(url)
+        self._vet(host, port)
         key = normalize_url(url)
         hit = self.cache.get(CACHE_NAMESPACE, key)
         if isinstance(hit, dict):
@@ -549,6 +274,10 @@ class Fetcher:
             self.cache.set(CACHE_NAMESPACE, key, data)
         return result
 
+    def _vet(self, host: str, port: int) -> list[str]:
+        """The host's addresses, all allowed by this fetcher's rules; FetchError otherwise."""
+        return vet_host(host, port, self.allow_private_hosts, self.resolve)
+
     def _session(self):
         s = getattr(self._local, "session", None)
         if s is None:
@@ -560,7 +289,7 @@ class Fetcher:
             s.trust_env = False  # no environment proxies / netrc: connections must go where we checked
             s.verify = self.verify
             s.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-            adapter = _pinned_adapter(self)
+            adapter = pinned_adapter(self._vet, self.dial)
             s.mount("http://", adapter)
             s.mount("https://", adapter)
             s.headers.update(
@@ -578,10 +307,10 @@ class Fetcher:
         current = url
         seen = {normalize_url(url)}
         for hop in range(self.max_redirects + 1):
-            _, host, port = _split_url(current)
+            _, host, port = split_url(current)
             if hop:
                 try:
-                    _vet_host(host, port, self.allow_private_hosts, self.resolve)
+                    self._vet(host, port)
                 except FetchError as exc:
                     exc.final_url = current
                     if exc.kind == "ssrf":
@@ -676,48 +405,29 @@ class Fetcher:
     def _consume(self, url: str, final_url: str, resp) -> FetchResult:
         status = resp.status_code
         mime, charset = parse_content_type(resp.headers.get("Content-Type"))
+
+        def fail(kind: str, message: str) -> FetchError:
+            return FetchError(kind, message, status=status, final_url=final_url, content_type=mime)
+
         if status >= 400 or status in REDIRECT_CODES:
             reason = getattr(resp, "reason", "") or ""
-            raise FetchError(
-                "http",
-                f"HTTP {status} {reason}".strip() + f" for {final_url}",
-                status=status,
-                final_url=final_url,
-                content_type=mime,
-            )
+            raise fail("http", f"HTTP {status} {reason}".strip() + f" for {final_url}")
         if mime and mime not in ALLOWED_TYPES:
-            raise FetchError(
-                "content_type",
-                f"skipped: content type {mime} is not text, HTML or PDF",
-                status=status,
-                final_url=final_url,
-                content_type=mime,
-            )
+            raise fail("content_type", f"skipped: content type {mime} is not text, HTML or PDF")
         length = resp.headers.get("Content-Length")
         if length and length.strip().isdigit() and int(length) > self.max_bytes:
-            raise FetchError(
-                "too_large",
-                f"skipped: {int(length)} bytes is over the {self.max_bytes}-byte limit",
-                status=status,
-                final_url=final_url,
-                content_type=mime,
-            )
+            raise fail("too_large", f"skipped: {int(length)} bytes is over the {self.max_bytes}-byte limit")
         body = self._read_body(resp, final_url, status, mime)
         if not mime:
             mime = _sniff(body)
             if mime not in ALLOWED_TYPES:
-                raise FetchError(
-                    "content_type",
-                    "skipped: binary content without a content type",
-                    status=status,
-                    final_url=final_url,
-                    content_type=mime,
-                )
+                raise fail("content_type", "skipped: binary content without a content type")
         kind = ALLOWED_TYPES[mime]
         result = FetchResult(url=url, final_url=final_url, status=status, content_type=mime)
         try:
             if kind == "pdf":
-                result.title, result.published, result.text = _pdf_extract(body)
+                pdf = read_pdf(body)
+                result.title, result.published, result.text = pdf.title, pdf.published, pdf.text
             elif kind == "text":
                 result.text, _ = decode_body(body, charset, html=False)
                 result.text = result.text.strip()
@@ -727,13 +437,7 @@ class Fetcher:
         except FetchError:
             raise
         except Exception as exc:  # noqa: BLE001 - malformed documents
-            raise FetchError(
-                "decode",
-                f"could not read the {mime} document: {type(exc).__name__}: {exc}",
-                status=status,
-                final_url=final_url,
-                content_type=mime,
-            ) from None
+            raise fail("decode", f"could not read the {mime} document: {type(exc).__name__}: {exc}") from None
         return result
 
     @staticmethod
@@ -758,55 +462,29 @@ class Fetcher:
         from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
 
         cap = self.max_bytes if max_bytes is None else max_bytes
+
+        def fail(kind: str, message: str) -> FetchError:
+            return FetchError(kind, message, status=status, final_url=final_url, content_type=mime)
+
         deadline_at = time.monotonic() + self.deadline
         buf = bytearray()
         raw = resp.raw
         while True:
             if time.monotonic() > deadline_at:
-                raise FetchError(
-                    "timeout",
-                    f"download took longer than {self.deadline:g}s: {final_url}",
-                    status=status,
-                    final_url=final_url,
-                    content_type=mime,
-                )
+                raise fail("timeout", f"download took longer than {self.deadline:g}s: {final_url}")
             try:
                 chunk = raw.read1(65536, decode_content=True)
             except (ReadTimeoutError, TimeoutError):
-                raise FetchError(
-                    "timeout",
-                    f"body stalled for more than {self.read_timeout:g}s: {final_url}",
-                    status=status,
-                    final_url=final_url,
-                    content_type=mime,
-                ) from None
+                raise fail("timeout", f"body stalled for more than {self.read_timeout:g}s: {final_url}") from None
             except DecodeError as exc:
-                raise FetchError(
-                    "decode",
-                    f"bad content encoding: {_short(exc)}",
-                    status=status,
-                    final_url=final_url,
-                    content_type=mime,
-                ) from None
+                raise fail("decode", f"bad content encoding: {_short(exc)}") from None
             except (ProtocolError, OSError) as exc:
-                raise FetchError(
-                    "network",
-                    f"connection broken while reading {final_url}: {_short(exc)}",
-                    status=status,
-                    final_url=final_url,
-                    content_type=mime,
-                ) from None
+                raise fail("network", f"connection broken while reading {final_url}: {_short(exc)}") from None
             if not chunk:
                 return bytes(buf)
             buf += chunk
             if len(buf) > cap:
-                raise FetchError(
-                    "too_large",
-                    f"stopped reading: body is over the {cap}-byte limit",
-                    status=status,
-                    final_url=final_url,
-                    content_type=mime,
-                )
+                raise fail("too_large", f"stopped reading: body is over the {cap}-byte limit")
 
     # -- robots.txt --------------------------------------------------------------------------
 
