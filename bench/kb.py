@@ -147,7 +147,8 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
     """One ingest + query run; prints it and returns the headline numbers."""
     import numpy as np
 
-    from utils.kb.store import SEARCH_MODES, KnowledgeBase, _Doc, _sha
+    from utils.kb.store import SEARCH_MODES, KnowledgeBase
+    from utils.kb.write import Doc, sha256_hex
 
     texts = _synthetic_documents(n_chunks)
     print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), default embedding, embedded Chroma")
@@ -157,7 +158,7 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
         kb.count()  # import chromadb and create the collection outside the timed part
         kb.stats()
         # The write path of ingest_paths (file reading aside): batches of about 5,000 chunks.
-        docs = [_Doc(f"bench://doc/{i}", f"Doc {i}", t, "file", _sha(t)) for i, t in enumerate(texts)]
+        docs = [Doc(f"bench://doc/{i}", f"Doc {i}", t, "file", sha256_hex(t)) for i, t in enumerate(texts)]
         t0 = time.perf_counter()
         n = 0
         batch: list = []

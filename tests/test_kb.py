@@ -214,26 +214,33 @@ def _page(i: int) -> str:
     return f"Page {i} is about " + " and ".join(words) + f". It mentions snake_case_{i % 4} too."
 
 
-def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[str]:
-    """Chunk ids ranked by SQLite FTS5's own bm25() (title weighted 2): the reference ranking."""
+def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[tuple[int, float]]:
+    """(rowid, raw BM25) best first by SQLite FTS5's own bm25() (title weighted 2): the reference."""
     from utils.kb.embeddings import analyze
 
     match = " OR ".join(f'"{t}"' for t in dict.fromkeys(analyze(query)))
     con = sqlite3.connect(kb.lexical_file)
     try:
-        return [
-            r[0]
-            for r in con.execute(
-                "SELECT c.id FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid WHERE chunks_fts MATCH ? "
-                "ORDER BY bm25(chunks_fts, 2.0, 1.0), chunks_fts.rowid LIMIT ?",
-                (match, k),
-            )
-        ]
+        return con.execute(
+            "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
+            "ORDER BY bm25(chunks_fts, 2.0, 1.0), rowid LIMIT ?",
+            (match, k),
+        ).fetchall()
     finally:
         con.close()
 
 
-def test_bm25_ranks_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
+def _ids(kb: KnowledgeBase, rowids: list[int]) -> list[str]:
+    con = sqlite3.connect(kb.lexical_file)
+    try:
+        return [con.execute("SELECT id FROM chunks WHERE rid = ?", (r,)).fetchone()[0] for r in rowids]
+    finally:
+        con.close()
+
+
+def test_bm25_ranks_and_scores_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
+    from utils.kb.embeddings import analyze
+
     queries = [
         "amber cedar fjord",
         "quartz reef slate willow",
@@ -245,13 +252,22 @@ def test_bm25_ranks_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
 
     def check(who: KnowledgeBase) -> None:
         for q in queries:
-            for _ in range(2):  # the first search of an instance goes to SQLite, later ones to the in-memory index
-                assert [h.id for h in who.search(q, k=8)] == _sqlite_ranking(who, q, 8), q
+            ref = _sqlite_ranking(who, q, 8)
+            searches = [who.search(q, k=8) for _ in range(2)]  # the first goes to SQLite, later ones to memory
+            for hits in searches:
+                assert [h.id for h in hits] == _ids(who, [r for r, _ in ref]), q
+            assert [h.score for h in searches[1]] == pytest.approx([h.score for h in searches[0]], rel=1e-9), q
+            # The in-memory index's raw scores (before normalising and capping at 1) are FTS5's.
+            with who._lock:
+                got = who._bm25.memory.top(who._conn(), list(dict.fromkeys(analyze(q))), 8)
+            assert got is not None, q
+            assert [r for r, _ in got[0]] == [r for r, _ in ref], q
+            assert [s for _, s in got[0]] == pytest.approx([s for _, s in ref], rel=1e-9), q
 
     for i in range(40):
         kb.add_document(source=f"https://rocks.example/{i}", title=f"Rocks {i % 5}", text=_page(i))
     check(kb)
-    assert kb._mem.lengths is not None  # the in-memory index was used
+    assert kb._bm25.memory.lengths is not None  # the in-memory index was used
     kb.add_document(source="https://rocks.example/new", title="Zephyr", text="A zephyr over amber cedar and quartz.")
     kb.add_document(source="https://rocks.example/3", title="Rocks 3", text="Replaced: only slate and willow now.")
     check(kb)  # this instance's own writes (a new page, a replaced one) are patched into its index

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import utils.kb.store as kbmod
+import utils.kb.sync as kbsync
 from tests.test_kb import write_corpus
 from utils.kb.store import EmbeddingMismatch, KnowledgeBase
 
@@ -87,7 +87,7 @@ def test_ingest_and_search_through_a_server(chroma_url, collection, tmp_path):
 
 
 def test_a_second_machine_sees_the_same_kb(chroma_url, collection, tmp_path, monkeypatch):
-    monkeypatch.setattr(kbmod, "SERVER_SYNC_SECONDS", 0.0)  # check the server's stamp on every call
+    monkeypatch.setattr(kbsync, "SERVER_SYNC_SECONDS", 0.0)  # check the server's stamp on every call
     a = KnowledgeBase(tmp_path / "a" / "kb", chroma_url=chroma_url, collection=collection)
     a.add_document(
         source="https://x.example/tea",
@@ -133,7 +133,7 @@ def test_cli_with_chroma_url(chroma_url, tmp_path, monkeypatch, capsys):
 
 
 def test_a_reset_on_another_machine_empties_this_one(chroma_url, collection, tmp_path, monkeypatch):
-    monkeypatch.setattr(kbmod, "SERVER_SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(kbsync, "SERVER_SYNC_SECONDS", 0.0)
     a = KnowledgeBase(tmp_path / "a" / "kb", chroma_url=chroma_url, collection=collection)
     b = KnowledgeBase(tmp_path / "b" / "kb", chroma_url=chroma_url, collection=collection)
     a.add_document(source="https://x.example/owl", title="Owls", text="Barn owls hunt by sound in darkness.")

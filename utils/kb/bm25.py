@@ -1,0 +1,317 @@
+"""BM25 over the KB's SQLite FTS5 index: FTS5's own bm25(), or the same formula computed in memory.
+
+FTS5 calls its bm25() once per matching row (~2 us each), so a question with a few common words
+(half of 10k chunks matching) takes 10+ ms there. `MemoryBM25` computes the same scores with numpy
+over postings read once per term from the FTS5 index (the fts5vocab 'instance' table) and row
+lengths decoded from FTS5's docsize table -- a private format (SQLite varints, one per column), so
+the decoder checks the layout and gives up (the caller then uses FTS5) if it differs. A query is
+then ~1 ms (p50 ~3 ms counting the first reading of each term's postings). Same rows, same order
+(equal scores by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
+
+`BM25.rank` chooses: an instance's first search goes to FTS5 (no numpy import for a one-off
+`kb search`), later ones to memory. Scores are normalised to [0, 1]: raw BM25 divided by the BM25
+an ideal chunk would get (every query term once in the text of an average-length chunk: the sum of
+the query terms' IDF), capped at 1.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import Counter
+from itertools import chain
+
+TITLE_WEIGHT = 2.0  # BM25 column weight of the title relative to the text
+
+
+def term_idf(n_docs: int, df: int) -> float:
+    """FTS5's IDF: log((N - df + 0.5) / (df + 0.5)), floored at 1e-6."""
+    return max(1e-6, math.log((n_docs - df + 0.5) / (df + 0.5)))
+
+
+def fts5_top(db: sqlite3.Connection, terms: list[str], n: int) -> list[tuple[int, float]]:
+    """[(rowid, raw BM25)] best first, by SQLite's own bm25() (equal scores by rowid)."""
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return db.execute(
+        f"SELECT rowid, -bm25(chunks_fts, {TITLE_WEIGHT}, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ? "
+        f"ORDER BY bm25(chunks_fts, {TITLE_WEIGHT}, 1.0), rowid LIMIT ?",
+        (match, n),
+    ).fetchall()
+
+
+def fts5_ideal(db: sqlite3.Connection, terms: list[str], n_docs: int) -> float:
+    """The BM25 of an ideal chunk for `terms` (the sum of their IDF), document frequencies from FTS5."""
+    marks = ",".join("?" * len(terms))
+    df = dict(db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall())
+    return sum(term_idf(n_docs, df.get(t, 0)) for t in terms)
+
+
+_UNLOADED = object()
+
+
+def _varint_sums(data: bytes, ncols: int):
+    """Per-row sums of SQLite varints packed ncols to a row (FTS5's docsize blobs); None if the layout differs."""
+    import numpy as np
+
+    b = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(b < 0x80)  # the last byte of each varint has its high bit clear
+    if not len(ends) or len(ends) % ncols or ends[-1] != len(b) - 1:
+        return None
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    nbytes = ends - starts + 1
+    if int(nbytes.max()) > 8:
+        return None
+    vals = np.zeros(len(ends), dtype=np.int64)
+    for k in range(int(nbytes.max())):  # big-endian groups of 7 bits
+        m = nbytes > k
+        vals[m] = (vals[m] << 7) | (b[starts[m] + k] & 0x7F).astype(np.int64)
+    return vals.reshape(-1, ncols).sum(axis=1)
+
+
+def _int_list(text: str | None):
+    """int64 array from SQLite's group_concat of integers ("3,5,8")."""
+    import numpy as np
+
+    if not text:
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=",")  # text mode (sep=",") is not the deprecated binary one
+
+
+class MemoryBM25:
+    """FTS5's bm25() computed with numpy over postings read once per term; the caller holds the KB's lock.
+
+    FTS5 calls its bm25() once per matching row (~2 us each), so a question with a few common
+    words (half of 10k chunks matching) took 10+ ms. Here a term's postings -- rowids and
+    title*TITLE_WEIGHT + body counts, read from the FTS5 index through the fts5vocab 'instance'
+    table -- are loaded on first use and kept; a query is then a few array operations (~1 ms).
+    Row lengths come from FTS5's docsize table. The scores are FTS5's: k1 1.2, b 0.75, idf
+    log((N - df + 0.5) / (df + 0.5)) floored at 1e-6, length = all tokens of the row.
+
+    Everything is keyed by the KB's generation stamp (kb_meta, changed in the transaction of
+    every write): when another process wrote, it is dropped and read again lazily; this
+    instance's own small writes patch it in place (`apply`).
+    """
+
+    K1 = 1.2
+    B = 0.75
+    MAX_POSTINGS = 4_000_000  # cached (rowid, tf) pairs, ~64 MB; past it the cache starts again
+    PATCH_MAX_ROWS = 500  # bigger writes drop the cached postings instead of patching them
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.key: object = _UNLOADED
+        self.lengths = None  # float64 tokens per rowid, 0 where there is no row
+        self.n = 0
+        self.total = 0.0
+        self.postings: dict[str, tuple | None] = {}  # term -> (rowids, tf); None: FTS5 reads it as a phrase
+        self.size = 0
+
+    def ensure(self, db: sqlite3.Connection, key: str | None) -> bool:
+        """Loaded for generation `key`; False if the FTS5 tables are not laid out as expected."""
+        if self.key == key and self.lengths is not None:
+            return True
+        import numpy as np
+
+        self.clear()
+        ids, blob = db.execute("SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize").fetchone()
+        rowids = _int_list(ids)
+        lengths = np.zeros(int(rowids.max()) + 1 if len(rowids) else 1, dtype=np.float64)
+        if len(rowids):
+            sizes = _varint_sums(bytes.fromhex(blob or ""), 2)
+            if sizes is None or len(sizes) != len(rowids):
+                return False
+            lengths[rowids] = sizes
+        self.lengths, self.n, self.total, self.key = lengths, len(rowids), float(lengths.sum()), key
+        return True
+
+    def row_sizes(self, db: sqlite3.Connection, first: int) -> dict[int, int] | None:
+        """{rowid: tokens} of the rows from rowid `first` on (just written); None if not loaded."""
+        if self.lengths is None:
+            return None
+        ids, blob = db.execute(
+            "SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize WHERE id >= ?", (first,)
+        ).fetchone()
+        rowids = _int_list(ids)
+        sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
+        if sizes is None or len(sizes) != len(rowids):
+            return None
+        return dict(zip(rowids.tolist(), sizes.tolist(), strict=True))
+
+    def _load(self, db: sqlite3.Connection, term: str) -> tuple | None:
+        import numpy as np
+
+        docs, cols = db.execute(
+            "SELECT group_concat(doc), group_concat(col = 'title', '') FROM chunks_instances WHERE term = ?", (term,)
+        ).fetchone()
+        if not docs:
+            if (
+                not term.isascii()
+                and db.execute(
+                    "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", ('"' + term.replace('"', '""') + '"',)
+                ).fetchone()
+            ):
+                return None  # FTS5 splits this term into several tokens: leave the query to FTS5
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        weights = np.where(np.frombuffer(cols.encode("ascii"), dtype=np.uint8) == ord("1"), TITLE_WEIGHT, 1.0)
+        rowids, where = np.unique(_int_list(docs), return_inverse=True)
+        return rowids, np.bincount(where, weights=weights, minlength=len(rowids))
+
+    def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
+        """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
+        import numpy as np
+
+        lists = []
+        for t in terms:
+            if t not in self.postings:
+                if self.size > self.MAX_POSTINGS:
+                    self.postings, self.size = {}, 0
+                got = self._load(db, t)
+                self.postings[t] = got
+                self.size += len(got[0]) if got is not None else 0
+            if self.postings[t] is None:
+                return None
+            lists.append(self.postings[t])
+        N = self.n
+        idf = [term_idf(N, len(r)) for r, _ in lists]
+        ideal = sum(idf)
+        if not N or not any(len(r) for r, _ in lists):
+            return [], ideal
+        avgdl = self.total / N
+        rows = np.concatenate([r for r, _ in lists])
+        tf = np.concatenate([f for _, f in lists])
+        w = np.repeat(np.asarray(idf), [len(r) for r, _ in lists])
+        norm = self.K1 * (1.0 - self.B + self.B * self.lengths[rows] / avgdl)
+        contrib = w * tf * (self.K1 + 1.0) / (tf + norm)
+        if len(lists) > 1:
+            rows, where = np.unique(rows, return_inverse=True)
+            scores = np.bincount(where, weights=contrib, minlength=len(rows))
+        else:
+            scores = contrib
+        if len(scores) > n:  # keep the n best and every row tied with the n-th, so ties go by rowid below
+            keep = scores >= np.partition(scores, len(scores) - n)[len(scores) - n]
+            rows, scores = rows[keep], scores[keep]
+        order = np.lexsort((rows, -scores))[:n]  # best first; equal scores by rowid
+        return [(int(rows[i]), float(scores[i])) for i in order], ideal
+
+    def apply(
+        self, key: str, removed: list[int], lengths: dict[int, int], added: list[tuple[int, list[str], list[str]]]
+    ) -> None:
+        """Patch for this instance's own write: rows `removed`, rows `added` (rowid, title terms, body terms)."""
+        import numpy as np
+
+        if self.lengths is None:
+            return
+        for r in removed:
+            if r < len(self.lengths) and self.lengths[r]:
+                self.total -= self.lengths[r]
+                self.n -= 1
+                self.lengths[r] = 0.0
+        top = max(lengths, default=-1)
+        if top >= len(self.lengths):
+            self.lengths = np.concatenate([self.lengths, np.zeros(top + 1 - len(self.lengths))])
+        for r, size in lengths.items():
+            self.lengths[r] = size
+            self.total += size
+            self.n += 1
+        patchable = len(added) <= self.PATCH_MAX_ROWS and all(
+            t.isascii() for _, tt, tx in added for t in chain(tt, tx)
+        )  # ASCII terms are exactly FTS5's tokens
+        if self.postings and not patchable:
+            self.postings, self.size = {}, 0
+        elif self.postings:
+            if removed:
+                gone = np.asarray(sorted(removed), dtype=np.int64)
+                for t, p in self.postings.items():
+                    if p is not None and len(p[0]):
+                        keep = ~np.isin(p[0], gone, assume_unique=True)
+                        if not keep.all():
+                            self.postings[t] = (p[0][keep], p[1][keep])
+                            self.size -= int((~keep).sum())
+            new: dict[str, list[tuple[int, float]]] = {}
+            for r, tt, tx in added:
+                counts: Counter = Counter(tx)
+                for t in tt:
+                    counts[t] += TITLE_WEIGHT
+                for t in counts.keys() & self.postings.keys():
+                    new.setdefault(t, []).append((r, float(counts[t])))
+            for t, pairs in new.items():
+                p = self.postings[t]
+                if p is None:
+                    continue
+                rows = np.concatenate([p[0], np.array([r for r, _ in pairs], dtype=np.int64)])
+                tf = np.concatenate([p[1], np.array([f for _, f in pairs], dtype=np.float64)])
+                order = np.argsort(rows, kind="stable")
+                self.postings[t] = (rows[order], tf[order])
+                self.size += len(pairs)
+        self.key = key
+
+
+def _generation(db: sqlite3.Connection) -> str | None:
+    row = db.execute("SELECT value FROM kb_meta WHERE key='generation'").fetchone()
+    return row[0] if row else None
+
+
+class BM25:
+    """The KB's BM25 ranking: FTS5 for an instance's first search, `MemoryBM25` after. The caller holds
+    the KB's lock around every call and tells it about its own writes (`written`)."""
+
+    def __init__(self) -> None:
+        self.memory = MemoryBM25()
+        self._searched = False
+        self._n_cache: tuple[str | None, int] | None = None
+
+    def clear(self) -> None:
+        """Forget everything read (the KB was reset or rebuilt)."""
+        self.memory.clear()
+        self._n_cache = None
+
+    def rank(self, db: sqlite3.Connection, terms: list[str], n: int) -> list[tuple[int, float]]:
+        """[(rowid, score in [0, 1])] best first for analysed, distinct query `terms`."""
+        first, self._searched = not self._searched, True
+        got = None
+        if not first or self.memory.lengths is not None:
+            # One search alone (a `kb search` process) is faster in SQLite than importing numpy (~0.1 s)
+            # and reading the postings; the in-memory index pays off from the second search on.
+            db.execute("BEGIN")  # one snapshot for the generation stamp and what is read under it
+            try:
+                if self.memory.ensure(db, _generation(db)):
+                    got = self.memory.top(db, terms, n)
+            finally:
+                db.execute("COMMIT")
+        if got is None:
+            rows = fts5_top(db, terms, n)
+            if not rows:
+                return []
+            ideal = fts5_ideal(db, terms, self._n_docs(db))
+        else:
+            rows, ideal = got
+        return [(rid, min(1.0, s / ideal) if ideal > 0 else 0.0) for rid, s in rows]
+
+    def _n_docs(self, db: sqlite3.Connection) -> int:
+        generation = _generation(db)
+        if self._n_cache is None or self._n_cache[0] != generation:
+            self._n_cache = (generation, int(db.execute("SELECT count(*) FROM chunks").fetchone()[0]))
+        return self._n_cache[1]
+
+    def patch_sizes(self, db: sqlite3.Connection, before: str | None, first_rowid: int) -> dict[int, int] | None:
+        """Inside a write's transaction, after its rows went in: the new rows' lengths when the memory
+        index was loaded at generation `before` (so the write can be patched in), else None."""
+        return self.memory.row_sizes(db, first_rowid) if self.memory.key == before else None
+
+    def written(
+        self,
+        generation: str,
+        removed: list[int],
+        sizes: dict[int, int] | None,
+        added: list[tuple[int, list[str], list[str]]],
+    ) -> None:
+        """After this KB's own committed write: patch the memory index (sizes from `patch_sizes`) or drop it."""
+        self._n_cache = None
+        if sizes is not None:
+            self.memory.apply(generation, removed, sizes, added)
+        else:
+            self.memory.clear()

@@ -1,0 +1,203 @@
+"""Keeping the KB's two sides in step: Chroma's vectors and the SQLite lexical index (chunk rows + FTS5).
+
+* The lexical SQLite file (`connect`, `SCHEMA`) is the KB's record of what is stored; `kb_meta`
+  holds the embedding the KB was built with and a generation stamp that changes in every write.
+* Embedded mode: `repair` on open makes Chroma hold exactly one vector per chunk row (after a crash
+  between the two steps of a write, or a lost folder): it re-embeds chunks without a vector and
+  deletes vectors without a chunk.
+* Server mode: the collection on the server is complete on its own (vectors, documents, metadata);
+  the local lexical index is a cache of it. Every write stamps a new generation into the
+  collection's metadata (`stamp_server`); when the local stamp differs (another machine wrote, or
+  the cache is new) the cache is rebuilt from the server's documents (`rebuild_lexical`). The stamp
+  is checked at most every SERVER_SYNC_SECONDS.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from utils.errors import KBError
+from utils.kb.write import CHROMA_BATCH, ChunkRow, insert_chunks
+
+log = logging.getLogger(__name__)
+
+SERVER_SYNC_SECONDS = 5.0
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS kb_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources(
+    source TEXT PRIMARY KEY, title TEXT, source_type TEXT, doc_hash TEXT, chunks INTEGER,
+    ingested_at TEXT, session_id TEXT);
+CREATE TABLE IF NOT EXISTS chunks(
+    rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, source TEXT NOT NULL, chunk INTEGER NOT NULL,
+    title TEXT, text TEXT, content_hash TEXT, doc_hash TEXT, source_type TEXT, ingested_at TEXT,
+    session_id TEXT);
+CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks(source);
+CREATE INDEX IF NOT EXISTS sources_by_hash ON sources(doc_hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, body, tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance');
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# The lexical side
+# --------------------------------------------------------------------------------------------
+
+
+def connect(file: Path) -> sqlite3.Connection:
+    """The lexical SQLite file, created with its schema if new (autocommit: callers open transactions)."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA cache_size=-32768")  # 32 MB page cache, 256 MB mmap: faster FTS5 queries
+    db.execute("PRAGMA mmap_size=268435456")
+    db.executescript(SCHEMA)
+    return db
+
+
+def get_meta(db: sqlite3.Connection, key: str) -> str | None:
+    row = db.execute("SELECT value FROM kb_meta WHERE key=?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES(?, ?)", (key, value))
+
+
+def clear_lexical(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM chunks")
+    db.execute("DELETE FROM sources")
+    db.execute("DELETE FROM chunks_fts")
+
+
+def wipe_lexical(db: sqlite3.Connection, *, keep_meta: bool) -> None:
+    """Empty the lexical index in one transaction and forget its generation stamp (all of kb_meta
+    unless `keep_meta`)."""
+    db.execute("BEGIN IMMEDIATE")
+    clear_lexical(db)
+    db.execute("DELETE FROM kb_meta WHERE key='generation'" if keep_meta else "DELETE FROM kb_meta")
+    db.execute("COMMIT")
+
+
+def count_chunks(db: sqlite3.Connection) -> int:
+    return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+
+# --------------------------------------------------------------------------------------------
+# The Chroma side
+# --------------------------------------------------------------------------------------------
+
+
+def make_client(chroma_url: str, folder: Path):
+    """A Chroma client: HttpClient for a server URL, else a PersistentClient in `folder`."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if chroma_url:
+        parts = urlsplit(chroma_url if "//" in chroma_url else f"http://{chroma_url}")
+        if not parts.hostname:
+            raise KBError(f"bad Chroma URL {chroma_url!r}; expected http://HOST:PORT")
+        try:
+            return chromadb.HttpClient(
+                host=parts.hostname, port=parts.port or 8000, ssl=parts.scheme == "https", settings=settings
+            )
+        except Exception as exc:  # noqa: BLE001 - connection problems become one clear error
+            raise KBError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
+    folder.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(folder), settings=settings)
+
+
+def is_not_found(exc: Exception) -> bool:
+    """Chroma raises different types for "no such collection"."""
+    return "does not exist" in str(exc) or "not found" in str(exc).lower()
+
+
+def get_collection(client, name: str, chroma_url: str = ""):
+    """The collection, or None if it does not exist."""
+    try:
+        return client.get_collection(name)
+    except Exception as exc:  # noqa: BLE001 - Chroma raises different types for "not found"
+        if is_not_found(exc):
+            return None
+        if chroma_url:
+            raise KBError(f"cannot use the Chroma server at {chroma_url}: {exc}") from exc
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# Keeping them in step
+# --------------------------------------------------------------------------------------------
+
+
+def repair(col, db: sqlite3.Connection, embed) -> None:
+    """Embedded mode: make Chroma hold exactly one vector per chunk row. `embed(pairs)` -> vectors for
+    (title, text) pairs."""
+    n_lex = count_chunks(db)
+    if col.count() == n_lex:
+        return
+    log.warning("KB vectors and chunks differ (%d vs %d); repairing", col.count(), n_lex)
+    have: set[str] = set()
+    offset = 0
+    while True:
+        page = col.get(include=[], limit=10000, offset=offset)
+        if not page["ids"]:
+            break
+        have.update(page["ids"])
+        offset += len(page["ids"])
+    ids = {r[0] for r in db.execute("SELECT id FROM chunks")}
+    orphans = list(have - ids)
+    for i in range(0, len(orphans), CHROMA_BATCH):
+        col.delete(ids=orphans[i : i + CHROMA_BATCH])
+    missing = list(ids - have)
+    for i in range(0, len(missing), CHROMA_BATCH):
+        part = missing[i : i + CHROMA_BATCH]
+        marks = ",".join("?" * len(part))
+        rows = db.execute(f"SELECT id, title, text FROM chunks WHERE id IN ({marks})", part).fetchall()
+        vecs = embed([(r[1] or "", r[2] or "") for r in rows])
+        col.upsert(ids=[r[0] for r in rows], embeddings=vecs)
+
+
+def rebuild_lexical(col, db: sqlite3.Connection, generation: str) -> None:
+    """Server mode: replace the local lexical index with the collection's documents, stamped `generation`."""
+    log.info("rebuilding the local lexical index from the Chroma server")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        clear_lexical(db)
+        offset = 0
+        while True:
+            page = col.get(include=["documents", "metadatas"], limit=2000, offset=offset)
+            if not page["ids"]:
+                break
+            offset += len(page["ids"])
+            rows = [
+                ChunkRow.from_server(cid, doc, md)
+                for cid, doc, md in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
+            ]
+            insert_chunks(db, rows)
+        db.execute(
+            "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, "
+            "session_id) SELECT source, max(title), max(source_type), max(doc_hash), count(*), "
+            "max(ingested_at), max(session_id) FROM chunks GROUP BY source"
+        )
+        set_meta(db, "generation", generation)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def stamp_server(client, name: str, embedding: str, generation: str, local_generation: str | None) -> bool:
+    """Server mode, after a write's vectors: stamp the collection with the write's new `generation`.
+    True if another writer stamped it since this KB last synced (its lexical cache must be rebuilt)."""
+    fresh = client.get_collection(name)
+    meta = dict(fresh.metadata or {})
+    raced = meta.get("sleuth_generation") != local_generation
+    meta.update(sleuth_embedding=embedding, sleuth_generation=generation)
+    fresh.modify(metadata=meta)
+    return raced

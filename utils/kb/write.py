@@ -1,0 +1,223 @@
+"""The KB's write path, in three steps: build the chunk rows of a batch of documents, upsert their
+vectors into Chroma, then replace the sources' rows in the lexical index (one SQLite transaction,
+run by the caller). Vectors go first, so after a crash the worst case is a vector without a chunk
+row, which searches skip and the next open repairs (utils/kb/sync.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import NamedTuple
+
+from utils.kb.chunking import PIECE_SEP, chunk_spans
+from utils.kb.embeddings import analyze
+
+CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
+SQL_BATCH = 500  # sources per "IN (...)" query
+
+
+@dataclass
+class Doc:
+    """One document to store under `source` (a file path or URL); `doc_hash` identifies its content."""
+
+    source: str
+    title: str
+    text: str
+    source_type: str
+    doc_hash: str
+    session_id: str | None = None
+
+
+class ChunkRow(NamedTuple):
+    """One chunk as stored: a row of the `chunks` table (in column order) and a Chroma record's id and
+    metadata. The field names are the metadata keys a Chroma server holds (`META_KEYS`)."""
+
+    id: str
+    source: str
+    chunk: int
+    title: str
+    text: str
+    content_hash: str
+    doc_hash: str
+    source_type: str
+    ingested_at: str
+    session_id: str | None
+
+    def metadata(self) -> dict:
+        """Metadata for a Chroma server (None values left out: Chroma refuses them)."""
+        return {k: v for k in META_KEYS if (v := getattr(self, k)) is not None}
+
+    @classmethod
+    def from_server(cls, cid: str, document: str | None, md: dict | None) -> ChunkRow:
+        md = md or {}
+        return cls(
+            cid,
+            md.get("source", ""),
+            int(md.get("chunk", 0)),
+            md.get("title", ""),
+            document or "",
+            md.get("content_hash", ""),
+            md.get("doc_hash", ""),
+            md.get("source_type", "file"),
+            md.get("ingested_at", ""),
+            md.get("session_id"),
+        )
+
+
+META_KEYS = tuple(f for f in ChunkRow._fields if f not in ("id", "text"))
+CHUNK_COLUMNS = ", ".join(ChunkRow._fields)
+
+
+@dataclass
+class Batch:
+    """The rows of a batch of documents, with what the later steps need from the analysis."""
+
+    docs: list[Doc]
+    rows: list[ChunkRow] = field(default_factory=list)
+    terms: list[tuple[list[str], list[str]]] = field(default_factory=list)  # (title terms, text terms) per row
+    fts: list[tuple[str, str]] = field(default_factory=list)  # FTS5 (title, body) columns per row
+
+
+def sha256_hex(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def chunk_id(source: str, doc_hash: str, index: int) -> str:
+    """Deterministic, so writing the same chunk again (a retry after a crash) is harmless."""
+    return hashlib.sha1(f"{source}\x00{doc_hash}\x00{index}".encode()).hexdigest()[:32]
+
+
+# --------------------------------------------------------------------------------------------
+# 1. build rows
+# --------------------------------------------------------------------------------------------
+
+
+def build_rows(docs: list[Doc], now: str) -> Batch:
+    """Chunk and analyse each document: its rows, index terms and FTS5 columns."""
+    batch = Batch(docs)
+    for d in docs:
+        # Analyse each sentence once, although the overlap puts some in two chunks.
+        pieces, spans = chunk_spans(d.text)
+        title_terms = analyze(d.title)
+        title_col = " ".join(title_terms)
+        piece_terms = [analyze(p) for p in pieces]
+        piece_cols = [" ".join(t) for t in piece_terms]
+        for i, (start, end) in enumerate(spans):
+            piece = PIECE_SEP.join(pieces[start:end])
+            batch.rows.append(
+                ChunkRow(
+                    chunk_id(d.source, d.doc_hash, i),
+                    d.source,
+                    i,
+                    d.title,
+                    piece,
+                    sha256_hex(piece)[:16],
+                    d.doc_hash,
+                    d.source_type,
+                    now,
+                    d.session_id,
+                )
+            )
+            batch.terms.append((title_terms, list(chain.from_iterable(piece_terms[start:end]))))
+            batch.fts.append((title_col, " ".join(filter(None, piece_cols[start:end]))))
+    return batch
+
+
+def _by_source(db: sqlite3.Connection, sql: str, sources: list[str]):
+    """Run `sql` (with one "{marks}" for the placeholders) over `sources`, SQL_BATCH at a time."""
+    for i in range(0, len(sources), SQL_BATCH):
+        part = sources[i : i + SQL_BATCH]
+        yield from db.execute(sql.format(marks=",".join("?" * len(part))), part)
+
+
+def stale_ids(db: sqlite3.Connection, batch: Batch) -> list[str]:
+    """Ids of the chunks now stored for the batch's sources that the batch does not write again."""
+    new_ids = {r.id for r in batch.rows}
+    sources = [d.source for d in batch.docs]
+    return [
+        r[0] for r in _by_source(db, "SELECT id FROM chunks WHERE source IN ({marks})", sources) if r[0] not in new_ids
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# 2. upsert vectors
+# --------------------------------------------------------------------------------------------
+
+Embed = Callable[[list[tuple[str, str]], list[list[str]]], object]  # ((title, text) pairs, terms) -> vectors
+
+
+def upsert_vectors(col, batch: Batch, stale: list[str], embed: Embed, *, server: bool) -> float:
+    """Delete the stale vectors and upsert the batch's; returns the seconds spent embedding.
+
+    A Chroma server gets documents and full metadata too (so the collection there is complete on its
+    own); the embedded store gets the vector alone: Chroma's per-record cost grows with every metadata
+    key (~0.8 s per 10k chunks for a lone `source` key here) and with documents (+~7 s per 10k, for
+    its trigram full-text index), while SQLite already has both.
+    """
+    t_embed = 0.0
+    for i in range(0, len(stale), CHROMA_BATCH):
+        col.delete(ids=stale[i : i + CHROMA_BATCH])
+    for i in range(0, len(batch.rows), CHROMA_BATCH):
+        part = batch.rows[i : i + CHROMA_BATCH]
+        t0 = time.perf_counter()
+        vecs = embed([(r.title, r.text) for r in part], [t + x for t, x in batch.terms[i : i + CHROMA_BATCH]])
+        t_embed += time.perf_counter() - t0
+        ids = [r.id for r in part]
+        if server:
+            col.upsert(
+                ids=ids, embeddings=vecs, metadatas=[r.metadata() for r in part], documents=[r.text for r in part]
+            )
+        else:
+            col.upsert(ids=ids, embeddings=vecs)
+    return t_embed
+
+
+# --------------------------------------------------------------------------------------------
+# 3. replace lexical
+# --------------------------------------------------------------------------------------------
+
+
+def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[str, str]] | None = None) -> int:
+    """Insert chunk rows and their FTS5 rows (analysed here unless given); returns the first rowid used."""
+    base = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM chunks").fetchone()[0]
+    marks = ",".join("?" * (len(ChunkRow._fields) + 1))
+    db.executemany(
+        f"INSERT INTO chunks(rid, {CHUNK_COLUMNS}) VALUES({marks})", [(base + i, *r) for i, r in enumerate(rows)]
+    )
+    if fts is None:
+        fts = [(" ".join(analyze(r.title or "")), " ".join(analyze(r.text or ""))) for r in rows]
+    db.executemany(
+        "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)", [(base + i, a, b) for i, (a, b) in enumerate(fts)]
+    )
+    return base
+
+
+def replace_lexical(db: sqlite3.Connection, batch: Batch, now: str) -> tuple[list[int], int]:
+    """Inside the caller's transaction: replace the rows of the batch's sources with the batch's rows and
+    update the sources table. Returns (rowids removed, first rowid inserted)."""
+    sources = [d.source for d in batch.docs]
+    removed = [r[0] for r in _by_source(db, "SELECT rid FROM chunks WHERE source IN ({marks})", sources)]
+    for i in range(0, len(sources), SQL_BATCH):
+        part = sources[i : i + SQL_BATCH]
+        marks = ",".join("?" * len(part))
+        db.execute(f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE source IN ({marks}))", part)
+        db.execute(f"DELETE FROM chunks WHERE source IN ({marks})", part)
+    base = insert_chunks(db, batch.rows, batch.fts)
+    per_source: dict[str, int] = {}
+    for r in batch.rows:
+        per_source[r.source] = per_source.get(r.source, 0) + 1
+    db.executemany(
+        "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, session_id) "
+        "VALUES(?,?,?,?,?,?,?)",
+        [
+            (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
+            for d in batch.docs
+        ],
+    )
+    return removed, base
