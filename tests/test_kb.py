@@ -173,7 +173,7 @@ def test_chunk_text_keeps_sentences_whole_and_sized():
 
 
 def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks():
-    from utils.kb.embeddings import analyze
+    from utils.text import analyze
 
     text = "\n\n".join(
         " ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30)) for p in range(6)
@@ -216,7 +216,7 @@ def _page(i: int) -> str:
 
 def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[tuple[int, float]]:
     """(rowid, raw BM25) best first by SQLite FTS5's own bm25() (title weighted 2): the reference."""
-    from utils.kb.embeddings import analyze
+    from utils.text import analyze
 
     match = " OR ".join(f'"{t}"' for t in dict.fromkeys(analyze(query)))
     con = sqlite3.connect(kb.lexical_file)
@@ -239,7 +239,7 @@ def _ids(kb: KnowledgeBase, rowids: list[int]) -> list[str]:
 
 
 def test_bm25_ranks_and_scores_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
-    from utils.kb.embeddings import analyze
+    from utils.text import analyze
 
     queries = [
         "amber cedar fjord",

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import threading
+import unicodedata
 
-from utils.text import split_sentences, stem, term_set
+from utils.text import analyze, fold, split_sentences, stem, term_set, tokenize
 
 
 def test_stemming_matches_word_forms():
     assert stem("stopping") == stem("stop") == stem("stops")
     assert stem("decided") == stem("decides")
     assert term_set("How does Sleuth decide when to stop?") >= {stem("decided"), stem("stopping")}
+
+
+def test_folding_drops_every_combining_mark_in_any_script():
+    samples = ["Café crème", "naïve Ünïcödé", "שָׁלוֹם", "हिन्दी", "Ἀθῆναι", "Đakovo ǅ ﬁ", "ascii only"]
+    for text in samples:  # the definition: NFKD, then every code point with a combining class dropped
+        nfkd = unicodedata.normalize("NFKD", text)
+        assert fold(text) == "".join(c for c in nfkd if not unicodedata.combining(c)).lower()
+    assert fold("Café") == fold("cafe") == "cafe"
+
+
+def test_tokens_are_letters_and_digits_the_same_in_ascii_and_unicode_text():
+    assert tokenize("snake_case, C3PO's 2024-05!") == ["snake", "case", "c3po", "s", "2024", "05"]
+    assert tokenize("snake_case, C3PO's 2024-05! é") == ["snake", "case", "c3po", "s", "2024", "05", "e"]
+    assert analyze("The stopping of decided Cafés") == [stem("stopping"), stem("decided"), stem("cafes")]
+    assert term_set("Stopping, stopped; café") == set(analyze("stopping stopped cafe"))
 
 
 def test_sentences_keep_abbreviations_together():

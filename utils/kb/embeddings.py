@@ -1,7 +1,7 @@
 """Embedding functions for the knowledge base: `hash` (default), `minilm` and `gemini`.
 
 - `hash`: deterministic feature hashing, no model and no network. Text goes through the same
-  analyser as the lexical index (`analyze`: folded words, stopwords dropped, light stemming);
+  analyser as the lexical index (utils.text.analyze: folded words, stopwords dropped, stemming);
   features are the unigrams and adjacent bigrams, each hashed with blake2b to a bucket and a
   sign ("signed hashing"), counts damped with log(1 + tf), then L2-normalised. Same text gives
   the same vector in every process (Python's `hash()` is randomised per process, so not used).
@@ -9,8 +9,6 @@
   10 for 0.69-0.71 of questions at 1024-d, 0.62 at 512-d, 0.41 at 256-d; the price is Chroma's
   insert time, which grows with the dimension (~3.5 s per 10k chunks at 1024-d with the KB's HNSW
   settings on a 2-core machine, about twice that at Chroma's defaults).
-  Tokens are runs of letters and digits ('_' separates, as in SQLite FTS5's unicode61 tokenizer,
-  so each index term is one FTS5 token); ASCII text takes a bytes.translate fast path.
 - `minilm`: Chroma's ONNX all-MiniLM-L6-v2 (384-d). Downloads its ~80 MB model once when
   online; offline it fails fast with a clear message instead of hanging.
 - `gemini`: Gemini embeddings through google-genai (`client.models.embed_content`, the client from
@@ -26,75 +24,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import socket
 import threading
-import unicodedata
 from itertools import chain, repeat
 from urllib.parse import urlsplit
 
 from utils.errors import EmbeddingUnavailable
-from utils.text import STOPWORDS, stem
+from utils.text import analyze
 
 EMBEDDINGS = ("hash", "minilm", "gemini")
 HASH_DIM = 1024
 GEMINI_MODEL = "gemini-embedding-001"
 GEMINI_DIM = 768
-
-# Word characters but not "_": the same tokens SQLite FTS5's unicode61 tokenizer sees (it splits on "_"), so
-# every index term is exactly one FTS5 token and the KB's in-memory BM25 can read postings by term.
-_WORD = re.compile(r"[^\W_]+")
-
-
-# --------------------------------------------------------------------------------------------
-# Text analysis shared by the hash embedding and the lexical (BM25) index
-# --------------------------------------------------------------------------------------------
-
-
-class _TermMap(dict):
-    """token -> index term ('' for stopwords and 1-letter tokens); filled on first sight."""
-
-    def __missing__(self, tok: str) -> str:
-        term = "" if len(tok) < 2 or tok in STOPWORDS else stem(tok)
-        if len(self) < 1_000_000:
-            self[tok] = term
-        return term
-
-
-_terms = _TermMap()
-
-
-# Combining marks of the Latin/Greek/Cyrillic diacritic blocks: what NFKD splits off accented letters.
-_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-
-
-def _fold(text: str) -> str:
-    """Lower-case, accents removed ('Café' -> 'cafe'); a fast equivalent of utils.text.fold."""
-    if text.isascii():
-        return text.lower()
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).lower()
-
-
-# ASCII fast path of the tokenizer: bytes other than [a-z0-9] become spaces (str.translate on bytes is a
-# C table lookup, ~1.5x faster than the regex; same tokens as _WORD on lower-cased ASCII text).
-_ASCII_SEPARATORS = bytes(b if chr(b) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for b in range(256))
-
-
-def tokens(text: str) -> list[str]:
-    """Folded word tokens (letters and digits; '_' and punctuation separate), stopwords kept."""
-    if text.isascii():
-        return text.lower().encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
-    return _WORD.findall(_fold(text))
-
-
-def analyze(text: str) -> list[str]:
-    """Index terms of a text: folded word tokens, no stopwords or 1-letter words, lightly stemmed.
-
-    The lexical index and the hash embedding both use this, so a query and a chunk are always
-    read the same way.
-    """
-    return list(filter(None, map(_terms.__getitem__, tokens(text))))
-
 
 # --------------------------------------------------------------------------------------------
 # Feature hashing

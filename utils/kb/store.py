@@ -54,9 +54,10 @@ from urllib.parse import urlsplit
 from utils.errors import EmbeddingMismatch, KBError
 from utils.kb import sync
 from utils.kb.bm25 import BM25
-from utils.kb.embeddings import EMBEDDINGS, HASH_DIM, analyze
+from utils.kb.embeddings import EMBEDDINGS, HASH_DIM
 from utils.kb.readers import read_file, walk
 from utils.kb.write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
+from utils.text import analyze
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from utils.kb.chunking import PIECE_SEP, chunk_spans
-from utils.kb.embeddings import analyze
+from utils.text import analyze
 
 CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
 SQL_BATCH = 500  # sources per "IN (...)" query
