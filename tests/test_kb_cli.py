@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +139,31 @@ def test_cli_in_a_real_process_with_a_pipe(corpus, data_dir):
     assert se.returncode == 0, se.stderr
     names = [Path(json.loads(x)["hits"][0]["source"]).name for x in se.stdout.splitlines()]
     assert names == ["volcano.txt", "sourdough.md"]
+
+
+def test_relative_paths_ingest_html_pdf_and_markdown(tmp_path):
+    """`kb ingest ../notes` from another folder: every file type is read, and search finds each."""
+    from webfixtures import make_pdf
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "okapi.html").write_text(
+        "<html><head><title>Okapi</title></head><body><article><p>The okapi lives in the Ituri "
+        "rainforest of the Congo.</p></article></body></html>"
+    )
+    (notes / "starter.md").write_text("# Sourdough\n\nFeed the sourdough starter flour and water daily.\n")
+    (notes / "rag.pdf").write_bytes(make_pdf(["Retrieval augmented generation", "reduces hallucination."]))
+    work = tmp_path / "work"
+    work.mkdir()
+    code = "import sys; from utils.cli.kb import main; sys.exit(main(sys.argv[1:]))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SLEUTH_DATA_DIR": "../data"}  # a relative data dir too
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", code, *a], cwd=work, env=env, capture_output=True, text=True, timeout=120
+    )
+    ing = run("ingest", "../notes")
+    assert ing.returncode == 0, ing.stderr
+    assert "3 added" in ing.stdout and "0 failed" in ing.stdout
+    for query, name in (("okapi Ituri", "okapi.html"), ("sourdough flour", "starter.md"), ("hallucination", "rag.pdf")):
+        hit = json.loads(run("search", query, "--json", "-k", "1").stdout)["hits"][0]
+        assert Path(hit["source"]) == notes / name
+    assert (tmp_path / "data" / "kb").is_dir()

@@ -41,7 +41,7 @@ def _read_text(data: bytes, path: Path) -> tuple[str, str]:
 def _read_html(data: bytes, path: Path) -> tuple[str, str]:
     from utils.web.extract import extract
 
-    ex = extract(data, url=path.as_uri())
+    ex = extract(data, url=path.absolute().as_uri())  # relative paths too
     return (ex.title or path.stem), ex.text
 
 
