@@ -515,3 +515,35 @@ def test_chunks_keep_headings_and_paragraphs_apart():
     chunks = chunk_text(long)
     assert chunks[0].startswith("# Title\n\nSentence 0 is here.")
     assert "\n\n## Next part\n\nMore." in chunks[-1]
+
+
+def test_chunks_fit_the_selected_embeddings_window(shared_eval, monkeypatch):
+    """MiniLM reads 256 word pieces: its chunks stay under ~190 words (~1.33 pieces a word), while
+    the window-less hash embedding keeps the larger default chunks. The KB passes the size on."""
+    from utils.kb.chunking import DEFAULT_SIZE, chunk_size_for, max_chunk_words
+
+    pages = [json.loads(x)["text"] for x in (shared_eval / "hotpotqa-dev100" / "pages.jsonl").open()]
+    text = "\n\n".join(pages[:300])  # a long, real document: many sentences of every length
+    minilm = chunk_size_for("minilm")
+    assert max_chunk_words(minilm) * 1.33 <= 256 and chunk_size_for("hash") == DEFAULT_SIZE
+    pieces, spans = chunk_spans(text, *minilm)
+    sizes = [len(PIECE_SEP.join(pieces[a:b]).split()) for a, b in spans]
+    assert max(sizes) <= max_chunk_words(minilm) and len(sizes) > 100
+    default = [len(c.split()) for c in chunk_text(text)]
+    assert sum(default) / len(default) > 1.3 * sum(sizes) / len(sizes)
+
+
+def test_the_kb_chunks_with_the_size_of_its_embedding(shared_eval, tmp_path, monkeypatch):
+    from utils.kb.chunking import chunk_size_for, max_chunk_words
+
+    asked = []
+    monkeypatch.setattr(
+        "utils.kb.store.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
+    )  # the hash embedding runs here; MiniLM's model cannot be downloaded in tests
+    pages = [json.loads(x)["text"] for x in (shared_eval / "hotpotqa-dev100" / "pages.jsonl").open()]
+    kb = KnowledgeBase(tmp_path / "kb")
+    kb.add_document(source="long.txt", title="Long", text="\n\n".join(pages[:80]))
+    words = [len(h.text.split()) for h in kb.chunks_of(["long.txt"], per_source=1000)]
+    kb.close()
+    assert asked == ["hash"] and len(words) > 10
+    assert max(words) <= max_chunk_words(chunk_size_for("minilm"))

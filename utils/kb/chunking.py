@@ -16,6 +16,7 @@ Standard library only (uses utils.text.split_sentences).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from utils.text import split_sentences
 
@@ -23,6 +24,29 @@ PIECE_SEP = "\n\n"  # between the sentences of a chunk: headings, list items and
 TARGET_WORDS = 220
 OVERLAP_WORDS = 40
 MAX_WORDS = 320
+
+
+class ChunkSize(NamedTuple):
+    target_words: int
+    overlap_words: int
+    max_words: int
+
+
+DEFAULT_SIZE = ChunkSize(TARGET_WORDS, OVERLAP_WORDS, MAX_WORDS)
+# Chunks sized to the embedding's window, so no chunk is truncated before it is embedded. MiniLM
+# (all-MiniLM-L6-v2) reads 256 word pieces; English runs ~1.33 pieces a word (220-word chunks: median
+# 293 pieces, 83 % over the window). A chunk is at most max(target, 2 x overlap + max) = 180 words
+# here (~240 pieces), typically ~140 (~186). The hash embedding has no window; Gemini's is 2,048 tokens.
+CHUNK_SIZES = {"minilm": ChunkSize(140, 20, 140)}
+
+
+def chunk_size_for(embedding: str) -> ChunkSize:
+    return CHUNK_SIZES.get(embedding, DEFAULT_SIZE)
+
+
+def max_chunk_words(size: ChunkSize) -> int:
+    """The longest chunk `chunk_spans` can make with these sizes (in words)."""
+    return max(size.target_words, 2 * size.overlap_words + max(size.max_words, size.target_words))
 
 
 def _pieces(text: str, max_words: int) -> tuple[list[str], list[int]]:

@@ -54,6 +54,7 @@ from urllib.parse import urlsplit
 from utils.errors import EmbeddingMismatch, KBError
 from utils.kb import sync
 from utils.kb.bm25 import BM25
+from utils.kb.chunking import chunk_size_for
 from utils.kb.embeddings import EMBEDDINGS, HASH_DIM
 from utils.kb.readers import read_file, walk
 from utils.kb.write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
@@ -353,7 +354,7 @@ class KnowledgeBase:
             db = self._conn()
             now = _now()
             t0 = time.perf_counter()
-            batch = build_rows(docs, now)
+            batch = build_rows(docs, now, chunk_size_for(self.embedding))
             stale = stale_ids(db, batch)
             t1 = time.perf_counter()
             t_embed = upsert_vectors(col, batch, stale, self._embed, server=bool(self.chroma_url))

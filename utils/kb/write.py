@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import NamedTuple
 
-from utils.kb.chunking import PIECE_SEP, chunk_spans
+from utils.kb.chunking import DEFAULT_SIZE, PIECE_SEP, ChunkSize, chunk_spans
 from utils.text import analyze
 
 CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
@@ -98,12 +98,12 @@ def chunk_id(source: str, doc_hash: str, index: int) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def build_rows(docs: list[Doc], now: str) -> Batch:
+def build_rows(docs: list[Doc], now: str, size: ChunkSize = DEFAULT_SIZE) -> Batch:
     """Chunk and analyse each document: its rows, index terms and FTS5 columns."""
     batch = Batch(docs)
     for d in docs:
         # Analyse each sentence once, although the overlap puts some in two chunks.
-        pieces, spans = chunk_spans(d.text)
+        pieces, spans = chunk_spans(d.text, *size)
         title_terms = analyze(d.title)
         title_col = " ".join(title_terms)
         piece_terms = [analyze(p) for p in pieces]
