@@ -38,7 +38,6 @@ Scores are in [0, 1], higher is better:
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import sqlite3
@@ -46,7 +45,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -56,6 +54,7 @@ from utils.kb import sync
 from utils.kb.bm25 import BM25
 from utils.kb.chunking import chunk_size_for
 from utils.kb.embeddings import EMBEDDINGS, HASH_DIM
+from utils.kb.hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
 from utils.kb.readers import read_file, walk
 from utils.kb.write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 from utils.text import analyze
@@ -75,65 +74,6 @@ RRF_VECTOR_WEIGHT = 0.5  # vectors are the weaker signal (bench/kb.py)
 HNSW = {"space": "cosine", "ef_construction": 16, "ef_search": 1500}
 WRITE_BATCH_CHUNKS = 5000
 _HIT_COLUMNS = "rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id"
-
-
-@dataclass
-class Hit:
-    """One retrieved chunk."""
-
-    rank: int
-    score: float
-    source: str
-    title: str
-    chunk: int
-    text: str
-    id: str = ""
-    source_type: str = ""
-    metadata: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_row(cls, rank: int, score: float, row: tuple) -> Hit:
-        """From a `chunks` row selected as _HIT_COLUMNS."""
-        _rid, cid, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id = row
-        md = {
-            "id": cid,
-            "source": source,
-            "chunk": chunk,
-            "title": title,
-            "content_hash": content_hash,
-            "doc_hash": doc_hash,
-            "source_type": source_type,
-            "ingested_at": ingested_at,
-        }
-        if session_id:
-            md["session_id"] = session_id
-        return cls(rank, float(score), source, title or "", chunk, text or "", cid, source_type or "", md)
-
-    def to_dict(self) -> dict:
-        return {
-            "rank": self.rank,
-            "score": round(self.score, 4),
-            "source": self.source,
-            "title": self.title,
-            "chunk": self.chunk,
-            "text": self.text,
-            "id": self.id,
-            "source_type": self.source_type,
-        }
-
-
-@dataclass
-class IngestReport:
-    files_added: int = 0
-    files_unchanged: int = 0
-    files_replaced: int = 0
-    chunks_added: int = 0
-    errors: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # files in folders with an unsupported type
-
-    @property
-    def files_ok(self) -> int:
-        return self.files_added + self.files_unchanged + self.files_replaced
 
 
 def _now() -> str:
@@ -620,8 +560,3 @@ class KnowledgeBase:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-
-def hits_json(query: str, hits: list[Hit]) -> str:
-    """One JSON line for `kb search --json`."""
-    return json.dumps({"query": query, "hits": [h.to_dict() for h in hits]}, ensure_ascii=False)

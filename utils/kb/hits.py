@@ -1,0 +1,70 @@
+"""The knowledge base's result types: a search hit and an ingest report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Hit:
+    """One retrieved chunk."""
+
+    rank: int
+    score: float
+    source: str
+    title: str
+    chunk: int
+    text: str
+    id: str = ""
+    source_type: str = ""
+    metadata: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, rank: int, score: float, row: tuple) -> Hit:
+        """From a `chunks` row selected as store._HIT_COLUMNS."""
+        _rid, cid, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id = row
+        md = {
+            "id": cid,
+            "source": source,
+            "chunk": chunk,
+            "title": title,
+            "content_hash": content_hash,
+            "doc_hash": doc_hash,
+            "source_type": source_type,
+            "ingested_at": ingested_at,
+        }
+        if session_id:
+            md["session_id"] = session_id
+        return cls(rank, float(score), source, title or "", chunk, text or "", cid, source_type or "", md)
+
+    def to_dict(self) -> dict:
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 4),
+            "source": self.source,
+            "title": self.title,
+            "chunk": self.chunk,
+            "text": self.text,
+            "id": self.id,
+            "source_type": self.source_type,
+        }
+
+
+@dataclass
+class IngestReport:
+    files_added: int = 0
+    files_unchanged: int = 0
+    files_replaced: int = 0
+    chunks_added: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # files in folders with an unsupported type
+
+    @property
+    def files_ok(self) -> int:
+        return self.files_added + self.files_unchanged + self.files_replaced
+
+
+def hits_json(query: str, hits: list[Hit]) -> str:
+    """One JSON line for `kb search --json`."""
+    return json.dumps({"query": query, "hits": [h.to_dict() for h in hits]}, ensure_ascii=False)
