@@ -131,6 +131,7 @@ class Decision(SleuthNode):
         if stop:
             shared["stop_reason"], shared["stop_detail"] = stop
             shared["pending"] = {}
+            shared["status"] = "reporting"
             self.rt.ui.stopping(*stop)
             return "send_to_hitl"
         out["step"] = shared["iteration_count"] + 1
@@ -150,19 +151,29 @@ class ToolNode(SleuthNode):
     tool = ""
 
     def prep(self, shared):
-        return dict(shared["pending"])
+        return {**shared["pending"], **self.prep_extra(shared), "started": time.monotonic()}
+
+    def prep_extra(self, shared) -> dict:
+        """What a tool needs from the store beyond the pending decision."""
+        return {}
 
     def run_tool(self, pending) -> dict:
         raise NotImplementedError
 
     def exec(self, pending):
-        t0 = time.monotonic()
-        try:
-            out = self.run_tool(pending)
-        except Exception as exc:  # noqa: BLE001 - a failed tool is recorded and the loop goes on
-            out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300], "items": [], "tool_used": None}
-        out["elapsed_ms"] = int((time.monotonic() - t0) * 1000)
+        out = self.run_tool(pending)
+        out["elapsed_ms"] = int((time.monotonic() - pending["started"]) * 1000)
         return out
+
+    def exec_fallback(self, pending, exc):
+        """PocketFlow's hook once exec has failed: a failed tool is recorded and the loop goes on."""
+        return {
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}"[:300],
+            "items": [],
+            "tool_used": None,
+            "elapsed_ms": int((time.monotonic() - pending["started"]) * 1000),
+        }
 
     def post(self, shared, pending, out):
         items = []
@@ -199,7 +210,8 @@ class ToolNode(SleuthNode):
         shared["research_history"].append(entry)
         shared["iteration_count"] = pending["step"]
         self.update_urls(shared, out)
-        shared["pending"] = {**pending, "items": items, "tool_used": out.get("tool_used")}
+        decision = {k: v for k, v in pending.items() if k not in ("started", "visited", "session_id")}
+        shared["pending"] = {**decision, "items": items, "tool_used": out.get("tool_used")}
         self.rt.ui.step_done(entry)
         return ANALYZE
 
@@ -255,11 +267,8 @@ class WebCrawl(ToolNode):
 
     MAX_URLS = 8
 
-    def prep(self, shared):
-        pending = dict(shared["pending"])
-        pending["session_id"] = shared["session_id"]
-        pending["visited"] = list(shared["visited_urls"])
-        return pending
+    def prep_extra(self, shared):
+        return {"session_id": shared["session_id"], "visited": list(shared["visited_urls"])}
 
     def run_tool(self, pending):
         from utils.urls import normalize_url
@@ -326,8 +335,8 @@ class KnowledgeBaseSearch(ToolNode):
     K = 10
     LINKED = 4
 
-    def prep(self, shared):
-        return {**shared["pending"], "session_id": shared["session_id"]}
+    def prep_extra(self, shared):
+        return {"session_id": shared["session_id"]}
 
     def run_tool(self, pending):
         from utils.kb.links import follow
@@ -433,7 +442,6 @@ class HITLOutput(SleuthNode):
     """Writes the report: the engine's answer, plus journey and sources from the shared store."""
 
     def prep(self, shared):
-        shared["status"] = "reporting"
         reports = shared["analyzer_reports"]
         failed = [h for h in shared["research_history"] if not h.get("ok")]
         why = ""
