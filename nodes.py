@@ -12,6 +12,7 @@ import time
 
 from pocketflow import Node
 
+from utils.deadline import call_within
 from utils.engine.base import EngineResult
 from utils.research.actions import offered_actions, remap_decision
 from utils.research.feedback import rejected_sources
@@ -19,6 +20,7 @@ from utils.research.loopguard import post_decision_check, pre_decision_stop, spl
 from utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
+REPORT_GRACE_S = 15.0  # at most this (and a quarter of --time-limit) for an LLM report once time is spent
 
 
 class SleuthNode(Node):
@@ -66,7 +68,10 @@ class Decision(SleuthNode):
 
     def prep(self, shared):
         s = self.rt.settings
-        forced = pre_decision_stop(shared, s.confidence, s.max_iterations)
+        rt = self.rt
+        forced = pre_decision_stop(
+            shared, s.confidence, s.max_iterations, rt.time_left(), rt.round_tokens(shared), s.max_tokens
+        )
         actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else ["send_to_hitl"]
         reports = shared["analyzer_reports"]
         ctx = {
@@ -83,6 +88,7 @@ class Decision(SleuthNode):
             "candidate_urls": shared["candidate_urls"],
             "visited_urls": shared["visited_urls"],
             "excluded_sources": shared.get("excluded_sources", []),
+            "deadline": rt.deadline,
         }
         return {"ctx": ctx, "forced": forced}
 
@@ -126,6 +132,9 @@ class Decision(SleuthNode):
                     {"step": shared["iteration_count"] + 1, "phase": "decision", "error": result.error}
                 )
         stop = out.pop("stop")
+        left = self.rt.time_left()
+        if not stop and left is not None and left <= 0:  # the engine's answer came too late: no new step
+            stop = ("time_limit", "the time limit for this round is spent")
         if not stop:
             stop = post_decision_check(shared, out["action"], out["query_or_url"])
         if stop:
@@ -161,7 +170,7 @@ class ToolNode(SleuthNode):
         raise NotImplementedError
 
     def exec(self, pending):
-        out = self.run_tool(pending)
+        out = call_within(self.rt.time_left(), self.run_tool, pending)  # abandoned at the time limit
         out["elapsed_ms"] = int((time.monotonic() - pending["started"]) * 1000)
         return out
 
@@ -390,6 +399,7 @@ class Analyzer(SleuthNode):
             "excluded_sources": shared.get("excluded_sources", []),
             "confidence": shared["confidence_score"],
             "step": pending.get("step", shared["iteration_count"]),
+            "deadline": self.rt.deadline,
         }
 
     def exec(self, ctx):
@@ -460,6 +470,11 @@ class HITLOutput(SleuthNode):
             "excluded_sources": shared.get("excluded_sources", []),
             "stop_reason": shared.get("stop_reason"),
             "why_nothing": why,
+            # The report is written even when the time is spent: an LLM gets a short grace, then the
+            # offline engine writes it.
+            "deadline": None
+            if self.rt.deadline is None
+            else max(self.rt.deadline, time.monotonic()) + min(REPORT_GRACE_S, 0.25 * self.rt.settings.time_limit),
         }
 
     def exec(self, ctx):
@@ -542,4 +557,5 @@ class HumanFeedback(SleuthNode):
         shared["round_start_iteration"] = shared["iteration_count"]
         shared["stop_reason"], shared["stop_detail"] = None, ""
         shared["status"] = "running"
+        self.rt.start_round(shared)  # the feedback round gets its own time and token budgets
         return RESEARCH

@@ -256,3 +256,12 @@ def test_kb_search_skips_pages_this_session_already_read():
     run_flow(rt, shared, "query")
     assert [s["url"] for s in shared["sources"]] == ["notes/a.md"]
     assert shared["research_history"][0]["retrieval_confidence"] == 0.9
+
+
+def test_every_stop_reason_has_a_report_text_and_the_decision_schema_uses_the_action_vocabulary():
+    from utils.engine.base import DecisionModel
+    from utils.research.actions import ACTIONS, STOP_REASONS
+    from utils.research.report import STOP_TEXT
+
+    assert set(STOP_TEXT) == set(STOP_REASONS)
+    assert DecisionModel.model_json_schema()["properties"]["next_action"]["enum"] == list(ACTIONS)

@@ -31,6 +31,8 @@ ENV_VARS = {
     "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini (default hash)",
     "SLEUTH_CONFIDENCE": "Confidence threshold to stop researching (default 0.7)",
     "SLEUTH_MAX_ITERATIONS": "Research step budget (default 8)",
+    "SLEUTH_TIME_LIMIT": "Wall-clock budget in seconds for each research round (default 300; 0 = none)",
+    "SLEUTH_MAX_TOKENS": "LLM token budget for each research round (default 0 = none)",
     "SLEUTH_TOOLS": "Comma-separated tools offered: duckduckgo,google,crawl,kb",
     "SLEUTH_CACHE_TTL": "Cache lifetime in seconds (default 86400)",
     "SLEUTH_ALLOW_PRIVATE_HOSTS": "1 to allow crawling loopback/private addresses",
@@ -65,6 +67,10 @@ class Settings:
     embedding: str = "hash"
     confidence: float = 0.7
     max_iterations: int = 8
+    # Five minutes a round: an offline round takes seconds, a hosted LLM one a minute or two (8 steps
+    # of 2 calls); past five minutes a person at a terminal is better served by the report so far.
+    time_limit: float = 300.0
+    max_tokens: int = 0  # 0: no token budget
     tools: tuple[str, ...] = ALL_TOOLS
     cache_ttl: float = 86400.0
     no_cache: bool = False
@@ -182,12 +188,16 @@ def load_settings(
     try:
         s.confidence = float(pick("confidence", "SLEUTH_CONFIDENCE", 0.7))
         s.max_iterations = int(pick("max_iterations", "SLEUTH_MAX_ITERATIONS", 8))
+        s.time_limit = float(pick("time_limit", "SLEUTH_TIME_LIMIT", 300.0))
+        s.max_tokens = int(pick("max_tokens", "SLEUTH_MAX_TOKENS", 0))
         s.cache_ttl = float(pick("cache_ttl", "SLEUTH_CACHE_TTL", 86400))
         s.crawl_interval = max(0.0, float(pick("crawl_interval", "SLEUTH_CRAWL_INTERVAL", 1.0)))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad numeric setting: {exc}") from exc
     if not 0.0 < s.confidence <= 1.0:
         raise ValueError("--confidence must be in (0, 1]")
+    if s.time_limit < 0 or s.max_tokens < 0:
+        raise ValueError("--time-limit and --max-tokens must be 0 (none) or more")
     if s.max_iterations < 1:
         raise ValueError("--max-iterations must be at least 1")
     tools = pick("tools", "SLEUTH_TOOLS")

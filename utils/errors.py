@@ -61,3 +61,7 @@ class SessionNotFound(SleuthError, LookupError):
 
 class PdfUnreadable(SleuthError, ValueError):
     """A PDF whose text cannot be read (broken, or encrypted with a password)."""
+
+
+class TimeLimitExceeded(SleuthError):
+    """The round's --time-limit was reached: the call in flight was abandoned."""

@@ -6,6 +6,7 @@ caches, rate limits and per-host intervals are shared too."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -89,6 +90,20 @@ class Runtime:
     stream_report: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)  # set on Ctrl-C: jobs stop at their next step
     extra: dict = field(default_factory=dict)
+    deadline: float | None = None  # time.monotonic() at which this round's --time-limit is spent
+    round_tokens_base: int = 0  # tokens spent before this round (for --max-tokens)
+
+    def start_round(self, shared: dict) -> None:
+        """A research round begins (a new question, a resumed session, feedback): its budgets restart."""
+        limit = self.settings.time_limit
+        self.deadline = time.monotonic() + limit if limit else None
+        self.round_tokens_base = int((shared.get("token_usage") or {}).get("total", 0))
+
+    def time_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def round_tokens(self, shared: dict) -> int:
+        return int((shared.get("token_usage") or {}).get("total", 0)) - self.round_tokens_base
 
     def for_job(self, **changes) -> Runtime:
         """A copy for one batch job: same engine and tool clients, its own UI/feedback."""

@@ -30,6 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--confidence", type=float, help="stop when confidence reaches this (default 0.7)")
     p.add_argument("--max-iterations", type=int, help="research step budget per round (default 8)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock budget per round (default 300; 0: none)",
+    )
+    p.add_argument("--max-tokens", type=int, metavar="N", help="LLM token budget per research round (default: none)")
     p.add_argument("--tools", help="comma-separated tools to offer: duckduckgo,google,crawl,kb (default all)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the report")
     p.add_argument("-o", "--output", help="also write the final report (Markdown) to this file")

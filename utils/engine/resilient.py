@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+from utils.deadline import call_within
 from utils.engine.base import EngineResult
 
 LOW_CONFIDENCE_CAP = 0.35  # an analysis made by the fallback engine never claims more than this
@@ -16,8 +19,12 @@ class ResilientEngine:
         self.name = primary.name
 
     def _run(self, method: str, ctx: dict, **kw) -> EngineResult:
+        # ctx["deadline"] (time.monotonic()) bounds the call: when it passes, the call in flight is
+        # abandoned and the offline engine answers (TimeLimitExceeded is one more failure).
+        deadline = ctx.get("deadline")
+        left = None if deadline is None else deadline - time.monotonic()
         try:
-            return getattr(self.primary, method)(ctx, **kw)
+            return call_within(left, getattr(self.primary, method), ctx, **kw)
         except Exception as exc:  # noqa: BLE001 - any LLM failure is survivable
             res = getattr(self.fallback, method)(ctx)
             res.usage = getattr(exc, "usage", None)

@@ -33,6 +33,7 @@ STOP_REASONS = (
     "stall",  # confidence not improving for 3 analyses
     "tool_failures",  # tools failing repeatedly
     "no_tools",  # nothing usable is offered
+    "time_limit",  # --time-limit spent for this round
     "interrupted",  # Ctrl-C; the session can be resumed
 )
 

@@ -17,8 +17,20 @@ def split_urls(text: str) -> list[str]:
     return [u.rstrip(".,;)]") for u in _URL.findall(text or "")]
 
 
-def pre_decision_stop(shared: Shared, threshold: float, max_iterations: int) -> tuple[str, str] | None:
-    """Reasons to stop before asking the engine anything."""
+def pre_decision_stop(
+    shared: Shared,
+    threshold: float,
+    max_iterations: int,
+    time_left: float | None = None,
+    round_tokens: int = 0,
+    max_tokens: int = 0,
+) -> tuple[str, str] | None:
+    """Reasons to stop before asking the engine anything. `time_left` is what remains of the round's
+    --time-limit (None: no limit); `round_tokens` the tokens this round has spent so far."""
+    if time_left is not None and time_left <= 0:
+        return "time_limit", "the time limit for this round is spent"
+    if max_tokens and round_tokens >= max_tokens:
+        return "budget", f"reached --max-tokens {max_tokens} ({round_tokens} tokens this round)"
     reports = round_reports(shared)
     if reports and shared["confidence_score"] >= threshold:
         return "confident", f"confidence {shared['confidence_score']:.2f} >= threshold {threshold:.2f}"

@@ -12,12 +12,13 @@ STOP_TEXT = {
     "confident": "confident enough",
     "decided": "the engine judged the question answered",
     "exhausted": "nothing new left to try",
-    "budget": "step budget used up",
+    "budget": "budget used up (steps, tokens or cost)",
     "loop_repeat": "loop detected (same action and query again)",
     "loop_revisit": "loop detected (URL already visited)",
     "stall": "confidence stopped improving",
     "tool_failures": "tools kept failing",
     "no_tools": "no usable tool",
+    "time_limit": "time limit reached",
     "interrupted": "interrupted",
 }
 
