@@ -36,6 +36,7 @@ from urllib.parse import urljoin
 from utils.web.decode import decode_body
 from utils.web.extract_meta import meta_map, out_links, published_date, title_of
 from utils.web.extract_score import main_text
+from utils.web.extract_second import better_of
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,8 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         title = title_of(root, meta)
         published = published_date(root, meta)
         links = out_links(root, base)
-        text = main_text(root) or _title_and_links(root, title)
+        rejected: set[str] = set()
+        text = better_of(main_text(root, rejected), html, url, rejected) or _title_and_links(root, title)
         return Extracted(title=title, published=published, text=text, links=links)
     except Exception:  # noqa: BLE001 - untrusted input must never crash the crawler
         log.warning("extraction failed for %s", url or "<html>", exc_info=True)

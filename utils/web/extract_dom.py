@@ -214,12 +214,25 @@ _HIDDEN_CLASSES = frozenset(
 _PART_RE = re.compile(r"[a-z0-9]+")
 
 
+# Markers of a post itself (microformats h-entry, schema.org properties): such an element is never
+# furniture, whatever its other classes say (blog engines add "tag-<slug>", "category-<slug>" to posts).
+_ENTRY_CLASSES = frozenset(
+    ("hentry", "h-entry", "entry", "post", "article", "type-post", "entry-type-post", "entry-content", "e-content")
+)
+_ENTRY_PROPS = frozenset(("articleBody", "text", "blogPost", "mainEntity"))
+
+
 def _boiler_words(key: str) -> bool:
     """True when a lower-cased "class id" string names boilerplate."""
+    classes = key.split()
+    if not _HIDDEN_CLASSES.isdisjoint(classes):
+        return True
+    if not _ENTRY_CLASSES.isdisjoint(classes):
+        return False
     for part in _PART_RE.findall(key):
         if part in _BOILER_WORDS or (part.startswith(_BOILER_PREFIXES) and not part.startswith(_NOT_BOILER)):
             return True
-    return not _HIDDEN_CLASSES.isdisjoint(key.split())
+    return False
 
 
 _MARKUP_RE = re.compile(r"<[a-zA-Z!/][^>]*>")
@@ -258,6 +271,8 @@ def _boilerplate(el, tag: str) -> int:
         return STRONG
     if "aria-hidden" in keys and el.get("aria-hidden") == "true":
         return BOILER
+    if "itemprop" in keys and el.get("itemprop") in _ENTRY_PROPS:
+        return 0
     if "class" in keys or "id" in keys:
         key = f"{el.get('class') or ''} {el.get('id') or ''}"
         hit = _class_cache.get(key)

@@ -23,14 +23,14 @@ _WIDE_CHARS = r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uff
 
 
 @functools.cache
-def _wide_re() -> re.Pattern:
+def wide_re() -> re.Pattern:
     return re.compile(_WIDE_CHARS)  # compiled on first use: the big character class costs ~5 ms
 
 
-def _classify(b: Block) -> float:
+def classify(b: Block) -> float:
     """Set b.kind (good / bad / short) and b.size; return the block's weight."""
     n = len(b.text)
-    b.size = n if b.text.isascii() else n + 2 * len(_wide_re().findall(b.text))
+    b.size = n if b.text.isascii() else n + 2 * len(wide_re().findall(b.text))
     ld = b.link / n if n else 1.0
     if ld > _BAD_LINK:
         b.kind = "bad"
@@ -43,14 +43,19 @@ def _classify(b: Block) -> float:
 
 
 _HEADLINE_MIN = 10  # a link block this long can be a teaser's headline
+_MIN_TEASERS = 2  # ...when the page has at least this many of them
 _TEASER_WEIGHT = 0.25  # a prose block that is alone with a link headline (teaser list item) counts this much
 _FLAGGED_DISCOUNT = 0.5  # per boilerplate-flagged ancestor of a candidate container (at most two)
+_FEW_GOOD = 2  # a flagged candidate with at most this many prose blocks is discounted for its own flag
 _HIDDEN_DISCOUNT = 0.1  # for a candidate that is (inside) an element that is not displayed
 _FLAGGED_PENALTY = 0.25  # per character of a flagged subtree, against the containers around it
 _MIN_CONTENT = 80  # below this score the page has no real prose: use the lenient fallback
 
 
-def main_text(root) -> str:
+def main_text(root, rejected: set[str] | None = None) -> str:
+    """The page's main text. ``rejected``, when given, receives the texts of blocks that are furniture
+    whatever container is chosen: teasers of other articles and blocks in nav/header/footer/aside
+    elements (or ARIA roles) or in elements that are not displayed."""
     from lxml import etree
 
     body = root.find("body")
@@ -61,7 +66,12 @@ def main_text(root) -> str:
     blocks, parents, flags = segment(body, semantic=semantic)
     if not blocks:
         return ""
-    best, value = _select(blocks, parents, flags)
+    best, value = select(blocks, parents, flags)
+    if rejected is not None:
+        strong = [False] * len(parents)
+        for i in range(len(parents)):
+            strong[i] = flags[i] in (STRONG, HIDDEN) or (i > 0 and strong[parents[i]])
+        rejected.update(b.text for b in blocks if b.kind == "teaser" or strong[b.node])
     if value >= _MIN_CONTENT:
         inside = _clean_descendants(parents, flags, best)
         text = _assemble([b for b in blocks if inside[b.node]])
@@ -80,10 +90,10 @@ def main_text(root) -> str:
     return _assemble([b for b in blocks if inside[b.node]], lenient=True)
 
 
-def _select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[int, float]:
+def select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[int, float]:
     """Pick the main-content node; returns it and its (discounted) score."""
     n = len(parents)
-    weights = [_classify(b) for b in blocks]
+    weights = [classify(b) for b in blocks]
     # Subtree statistics (nodes are numbered in document pre-order, so a reverse sweep sees every
     # child before its parent).
     n_good = [0] * n
@@ -105,18 +115,25 @@ def _select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[
     # Teasers ("headline link + one-paragraph summary" items of a related-articles list) look like prose
     # block by block; what gives them away is a small subtree (a few times the prose block) holding one prose
     # block after a link block.
-    own = [0.0] * n
-    for k, (b, w) in enumerate(zip(blocks, weights, strict=True)):
+    teasers: list[int] = []
+    for k, b in enumerate(blocks):
         if b.kind == "good":
             i, up = b.node, 0
             while i > 0 and up < 3:
                 if n_good[i] > 1 or length[i] > 3 * b.size:
                     break
                 if first_link[i] < k:
-                    b.kind = "teaser"
-                    w *= _TEASER_WEIGHT
+                    teasers.append(k)
                     break
                 i, up = parents[i], up + 1
+    # One such block is an article under a linked headline (a blog's permalink title); a list of them is
+    # a teaser list.
+    if len(teasers) >= _MIN_TEASERS:
+        for k in teasers:
+            blocks[k].kind = "teaser"
+            weights[k] *= _TEASER_WEIGHT
+    own = [0.0] * n
+    for b, w in zip(blocks, weights, strict=True):
         own[b.node] += w
     # score[i]: sum of block weights in the subtree of i, where everything inside a boilerplate-flagged
     # node strictly below i counts as negative (a fraction of its length).  A flagged wrapper can still
@@ -137,7 +154,7 @@ def _select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[
     for i in range(n):
         v = score[i]
         if v > 0:
-            k = flagged_above[i] + (1 if flags[i] == STRONG else 0)
+            k = flagged_above[i] + (1 if flags[i] == STRONG or flags[i] and n_good[i] <= _FEW_GOOD else 0)
             if k:
                 v *= _FLAGGED_DISCOUNT ** min(k, 2)
             if hidden[i]:

@@ -1,0 +1,126 @@
+"""utils.web.extract on page shapes the scoring used to get wrong, and the second opinion
+(utils.web.extract_second) for pages where our text looks too short. Hand-written pages only."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from utils.web import extract_second
+from utils.web.extract import extract
+
+STORY = (
+    "The harbour authority confirmed on Monday that the old ferry terminal will close at the end of the "
+    "summer, after engineers found that the pier no longer meets the safety standards set three years ago. "
+    "Passengers will board at the new terminal on the east side, which opens in June with a larger waiting "
+    "hall, covered walkways and space for twice as many cars on every crossing."
+)
+MORE = [
+    "The authority said the closure had been planned for years and that no jobs would be lost, since the staff "
+    "of the old terminal would move to the new building together with the ticket office and the cafe.",
+    "Local shops near the old pier said they feared losing customers, and asked the council for help with rent "
+    "while the area is redeveloped into housing and a small park over the next four or five years.",
+    "A public meeting about the plans will be held at the town hall next Thursday evening, and the drawings "
+    "of the new terminal can be seen in the library until the end of the month.",
+]
+ABOUT = (
+    "About this site: a small independent blog about boats, harbours and coastal towns, written by a retired "
+    "sailor who has crossed these waters for forty years and still likes to write about them."
+)
+DISCLAIMER = (
+    "Disclaimer: the opinions expressed on this site are those of the authors alone. Nothing here is "
+    "professional advice. All trademarks belong to their owners, and the photographs may not be reused "
+    "without written permission. The site takes no responsibility for the content of external sites linked "
+    "from these pages, which may change at any time without notice, and it cannot guarantee that the "
+    "information on this page is complete, current or free of errors of any kind whatsoever at any time."
+)
+NAV = "".join(f'<li><a href="/c{i}">Category number {i}</a></li>' for i in range(20))
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in text.split("\n\n") if p.strip()]
+
+
+def test_one_story_under_a_linked_headline_is_the_article_not_a_teaser():
+    # blogs link the headline to the post's own address; with one such item on the page it is the post
+    html = f"""<html><body>
+    <div class="item"><h2><a href="/2024/06/ferry">Old ferry terminal to close</a></h2><div>{STORY}</div></div>
+    <ul>{NAV}</ul><div class="blurb"><p>{ABOUT}</p></div></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY]
+
+
+def test_several_linked_headlines_with_summaries_are_still_a_teaser_list():
+    teasers = "".join(
+        f'<div class="item"><h3><a href="/t{i}">Another story number {i}</a></h3><div>{text}</div></div>'
+        for i, text in enumerate(MORE)
+    )
+    html = f"""<html><body><div class="story"><p>{STORY}</p><p>{ABOUT}</p></div>
+    <div class="list">{teasers}</div></body></html>"""
+    text = extract(html).text
+    assert STORY in text
+    assert not any(t in text for t in MORE)
+
+
+@pytest.mark.parametrize("classes", ["post hentry tag-ad tag-share category-social", "h-entry author-jane"])
+def test_a_post_marked_as_an_entry_is_not_furniture_because_of_its_tag_classes(classes):
+    # blog engines add taxonomy classes (tag-<slug>, category-<slug>) to the post itself
+    post = [f"{STORY} {MORE[1]}", MORE[0]]
+    html = f"""<html><body>
+    <div class="{classes}"><p>{post[0]}</p><p>{post[1]}</p></div>
+    <ul>{NAV}{NAV}</ul><div class="about"><p>{ABOUT}</p><p>{MORE[2]}</p></div></body></html>"""
+    assert _paragraphs(extract(html).text) == post
+
+
+def test_a_long_disclaimer_in_a_footer_named_block_does_not_beat_the_article():
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><p>{MORE[1]}</p></div>
+    <div id="footer"><p>{DISCLAIMER}</p><p>{DISCLAIMER}</p></div></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0], MORE[1]]
+
+
+# --- the second opinion -------------------------------------------------------------------------------
+
+
+def test_long_text_is_trusted_without_a_second_opinion(monkeypatch):
+    def boom(*_args, **_kwargs):
+        raise AssertionError("second opinion asked for a long text")
+
+    monkeypatch.setattr(extract_second, "second_opinion", boom)
+    ours = " ".join([STORY, *MORE])
+    assert extract_second.better_of(ours, "<html></html>") == ours
+
+
+def test_short_text_is_replaced_by_a_longer_different_second_opinion(monkeypatch):
+    monkeypatch.setattr(
+        extract_second, "second_opinion", lambda html, url="", rejected=(): "\n\n".join([STORY, MORE[0]])
+    )
+    assert extract_second.better_of("Sign up for our newsletter today.", "<html></html>") == f"{STORY}\n\n{MORE[0]}"
+
+
+def test_short_text_is_kept_when_the_second_opinion_only_adds_a_little_to_it(monkeypatch):
+    ours = "The pier closes in June."
+    monkeypatch.setattr(
+        extract_second, "second_opinion", lambda html, url="", rejected=(): ours + " Contact us. Log in."
+    )
+    assert extract_second.better_of(ours, "<html></html>") == ours
+
+
+def test_second_opinion_reads_the_article_and_drops_furniture_inside_it():
+    html = f"""<html><body><ul class="nav">{NAV}</ul><div class="story"><h1>Old ferry terminal to close</h1>
+    <p>{STORY}</p><p>{MORE[0]}</p><div class="share-tools"><p>Share this story with your friends on every
+    social network you use, by e-mail or by printing it out.</p></div><p>{MORE[1]}</p></div></body></html>"""
+    assert _paragraphs(extract_second.second_opinion(html)) == [STORY, MORE[0], MORE[1]]
+
+
+def test_without_the_second_opinion_library_our_text_stands(monkeypatch):
+    monkeypatch.setitem(sys.modules, "readability", None)  # import fails as if it were not installed
+    assert extract_second.second_opinion(f"<html><body><p>{STORY}</p></body></html>") == ""
+    assert extract_second.better_of("Short text.", "<html></html>") == "Short text."
+
+
+def test_a_one_paragraph_story_beside_longer_furniture_is_found():
+    # ours alone picks the longer "about" box on such a page; the story is what a reader came for
+    html = f"""<html><body><ul class="nav">{NAV}</ul>
+    <div id="content"><div class="entry-body"><p>{STORY}</p></div></div>
+    <div class="site-info"><p>{DISCLAIMER}</p><p>{ABOUT}</p></div></body></html>"""
+    assert STORY in extract(html).text

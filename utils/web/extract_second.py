@@ -1,0 +1,100 @@
+"""A second opinion for pages where our extractor's output looks wrong.
+
+Our extractor picks one container by its prose; on a page with a short article (a few paragraphs)
+beside longer furniture it can pick the furniture, or keep only a line. When its text is short
+(under ``SHORT_CHARS`` characters, about 100 words), readability-lxml, which scores paragraphs' parents rather than
+subtrees, reads the page too, and its text is used when it is longer. It runs on that minority of
+pages only (it is several times slower than ours), and never when it is not installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+
+from utils.web.extract_score import wide_re
+
+_WORD = re.compile(r"\w+")
+_CONTAINED = 0.9
+_EXTENDS = 2  # a second opinion that contains our text must be this many times longer to replace it
+SHORT_CHARS = 600  # our text under this many (Latin-equivalent) characters, ~100 words, asks for one
+
+log = logging.getLogger(__name__)
+
+
+def size(text: str) -> int:
+    """Length in Latin-equivalent characters, whitespace not counted (a CJK character counts three)."""
+    n = len("".join(text.split()))
+    return n if text.isascii() else n + 2 * len(wide_re().findall(text))
+
+
+def suspicious(text: str) -> bool:
+    """Our text is too short to trust."""
+    return size(text) < SHORT_CHARS
+
+
+def second_opinion(html: str, url: str = "", rejected: set[str] | frozenset[str] = frozenset()) -> str:
+    """readability-lxml's main text of the page, one paragraph per block; "" when it cannot say."""
+    try:
+        from readability import Document
+    except ImportError:
+        return ""
+    logging.getLogger("readability").setLevel(logging.CRITICAL)
+    try:
+        summary = Document(html, url=url or None).summary(html_partial=True)
+    except Exception:  # noqa: BLE001 - a second opinion that fails is no opinion
+        log.debug("second opinion failed for %s", url or "<html>", exc_info=True)
+        return ""
+    if not summary or not summary.strip():
+        return ""
+    return _clean_text(summary, rejected)
+
+
+def _clean_text(summary: str, rejected: set[str] | frozenset[str]) -> str:
+    """The text of readability's part of the page, less what our own rules call furniture: blocks in
+    nav/footer/aside or boilerplate-named elements, link lists, teaser lists, a headline before any prose."""
+    from lxml import etree
+
+    from utils.web.extract_dom import DROP_TAGS, segment
+    from utils.web.extract_score import select
+
+    try:
+        root = etree.fromstring(f"<html><body>{summary}</body></html>", parser=etree.HTMLParser())
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return ""
+    body = root.find("body") if root is not None else None
+    if body is None:
+        return ""
+    etree.strip_elements(body, *DROP_TAGS, with_tail=False)
+    blocks, parents, flags = segment(body)
+    flagged = [False] * len(parents)
+    for i in range(1, len(parents)):
+        flagged[i] = bool(flags[i]) or flagged[parents[i]]
+    select(blocks, parents, flags)  # classifies the blocks and marks teaser lists
+    kept: list[str] = []
+    for b in blocks:
+        if b.text in rejected or flagged[b.node] or b.kind in ("bad", "teaser") or (b.tag == "h1" and not kept):
+            continue
+        kept.append(b.text)
+    return "\n\n".join(kept)
+
+
+def better_of(ours: str, html: str, url: str = "", rejected: set[str] | frozenset[str] = frozenset()) -> str:
+    """Our text, or the second opinion's when ours looks wrong and the other says more. Blocks whose
+    text is in ``rejected`` (what our pass saw as teasers or layout furniture) are left out of the other."""
+    if not suspicious(ours):
+        return ours
+    other = second_opinion(html, url, rejected)
+    if size(other) <= size(ours):
+        return ours
+    if contained(ours, other) and size(other) < max(SHORT_CHARS, _EXTENDS * size(ours)):
+        return ours  # the same text plus a little more: the little more is furniture as often as not
+    return other
+
+
+def contained(part: str, whole: str) -> bool:
+    """Nearly all of part's words (as a multiset) are in whole."""
+    a, b = Counter(_WORD.findall(part.lower())), Counter(_WORD.findall(whole.lower()))
+    n = sum(a.values())
+    return bool(n) and sum((a & b).values()) >= _CONTAINED * n
