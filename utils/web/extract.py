@@ -21,6 +21,8 @@ quality are several times too slow for the crawler's budget (see bench/extractio
 6. Inside it, prose blocks are kept; sub-headings and one-line paragraphs are kept next to prose;
    the headline, link lists and stray fragments are dropped. Pages with almost no prose (stubs) fall
    back to the page's <article>/<main> element, keeping every block that is not a link list.
+7. When that text is short, readability-lxml gives a second opinion (extract_second.py), cleaned by
+   the same rules; its text is used when it says clearly more.
 
 Everything is data: nothing from the page is executed. Safe to call from several threads.
 """
