@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
+CSE_END = date(2027, 1, 1)  # Google's announced end of the Custom Search JSON API
 ALL_TOOLS = ("duckduckgo", "google", "crawl", "kb")
 
 # Every environment variable Sleuth reads (mirrored in .env.example).
@@ -86,8 +87,6 @@ class Settings:
 
     def google_search_configured(self, today: date | None = None) -> bool:
         """Some Google backend can answer: Custom Search before its end date, or Gemini grounding."""
-        from utils.web.backends.google_cse import CSE_END
-
         cse_alive = self.google_configured and (today or date.today()) < CSE_END
         return cse_alive or bool(self.gemini_api_key)
 

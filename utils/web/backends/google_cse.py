@@ -12,10 +12,9 @@ import threading
 from collections.abc import Callable
 from datetime import date
 
+from utils.config import CSE_END  # noqa: F401 - Google's announced end of the Custom Search JSON API
 from utils.errors import BackendError
 from utils.web.backends.base import Backend, SearchResult, now_iso
-
-CSE_END = date(2027, 1, 1)  # Google's announced end of the Custom Search JSON API
 
 _QUOTA_REASONS = {
     "ratelimitexceeded",
