@@ -70,7 +70,7 @@ class Decision(SleuthNode):
         s = self.rt.settings
         rt = self.rt
         forced = pre_decision_stop(
-            shared, s.confidence, s.max_iterations, rt.time_left(), rt.round_tokens(shared), s.max_tokens
+            shared, s.confidence, s.max_iterations, rt.time_left(), rt.round_tokens(shared), s.max_tokens, s.max_cost
         )
         actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else ["send_to_hitl"]
         reports = shared["analyzer_reports"]
@@ -494,6 +494,7 @@ class HITLOutput(SleuthNode):
                 shared["llm_fallbacks"].append(
                     {"step": shared["iteration_count"], "phase": "report", "error": result.error}
                 )
+        shared["model"] = getattr(self.rt.engine, "model", None) or shared.get("model")  # resolved by now
         shared["answer"] = out.answer
         shared["citations"] = summary(out.verification, out.regenerated)
         shared["final_answer"] = build_report(shared, out.answer)
@@ -555,6 +556,7 @@ class HumanFeedback(SleuthNode):
         excluded = set(shared.get("excluded_sources", [])) | set(rejected_sources(text, len(shared["sources"])))
         shared["excluded_sources"] = sorted(excluded)
         shared["round_start_iteration"] = shared["iteration_count"]
+        shared["round_start_cost"] = shared.get("cost_usd") or 0.0
         shared["stop_reason"], shared["stop_detail"] = None, ""
         shared["status"] = "running"
         self.rt.start_round(shared)  # the feedback round gets its own time and token budgets

@@ -26,6 +26,16 @@ for _var in (
     "GEMINI_BASE_URL",
     "SLEUTH_DDG_URL",
     "GOOGLE_CSE_ENDPOINT",
+    "GEMINI_MODEL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "SLEUTH_MODEL",
+    "SLEUTH_CONTEXT_TOKENS",
+    "SLEUTH_MAX_COST",
+    "SLEUTH_PRICE",
+    "SLEUTH_LLM_TIMEOUT",
 ):
     os.environ.pop(_var, None)
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
@@ -95,7 +105,9 @@ def data_dir(tmp_path) -> Path:
 def cli_env(tmp_path: Path, **extra: str) -> dict:
     """Environment for a CLI subprocess: no real keys or config, the network guard, a tmp data dir,
     and ddgs (primp, below Python's sockets) pointed at a closed local port unless overridden."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "SLEUTH", "NO_COLOR"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "OPENAI", "SLEUTH", "NO_COLOR"))
+    }
     env.update(
         {
             "PYTHONPATH": str(ROOT / "tests" / "netguard"),

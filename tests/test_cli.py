@@ -20,7 +20,7 @@ def test_help_is_fast_and_light(cli):
     code = (
         "import sys, runpy; sys.argv=['main.py','--help']\n"
         "try:\n    runpy.run_path('main.py', run_name='__main__')\nexcept SystemExit: pass\n"
-        "heavy=[m for m in ('chromadb','google.genai','ddgs','googleapiclient','trafilatura','pypdf','rich') "
+        "heavy=[m for m in ('chromadb','google.genai','openai','ddgs','googleapiclient','trafilatura','pypdf','rich') "
         "if m in sys.modules]\nprint('HEAVY', heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
@@ -53,10 +53,14 @@ def test_json_output_shape(cli, web):
         "session_id",
         "elapsed_ms",
         "engine",
+        "model",
         "tokens",
         "citations",
+        "cost_usd",
+        "llm_fallbacks",
     }
     assert data["engine"] == "offline" and data["iterations"] >= 1
+    assert data["model"] is None and data["cost_usd"] == 0.0 and data["llm_fallbacks"] == 0
     assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind"}
     cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", data["answer"])}
     assert cited and cited <= {s["n"] for s in data["sources"]}

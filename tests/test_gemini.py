@@ -34,7 +34,7 @@ def test_decision_request_carries_the_schema_and_response_is_parsed():
     with FakeGemini(lambda body, path: (200, json.dumps(DECISION))) as fake:
         res = engine(fake.url).decide(CTX)
     assert res.data == DECISION
-    assert res.usage == {"calls": 1, "prompt": 11, "output": 7, "total": 18}
+    assert res.usage == {"calls": 1, "prompt": 11, "output": 7, "total": 18, "cost_usd": None}  # no price: a fake host
     req = fake.requests[0]
     assert req["path"].endswith("/models/gemini-2.5-flash:generateContent")
     assert req["headers"].get("x-goog-api-key") == "test-key"

@@ -20,13 +20,20 @@ ENV_VARS = {
     "GEMINI_API_KEY": "Gemini API key; enables the gemini engine",
     "GEMINI_MODEL": "Gemini model name (default gemini-2.5-flash)",
     "GEMINI_BASE_URL": "Override the Gemini API endpoint (tests, proxies)",
+    "OPENAI_API_KEY": "API key for the openai engine (optional for local servers)",
+    "OPENAI_BASE_URL": "OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama); enables the openai engine",
+    "SLEUTH_MODEL": "Model name for the chosen engine (overrides GEMINI_MODEL)",
+    "SLEUTH_CONTEXT_TOKENS": "Prompt window in tokens (default 32000; 4096 for a local server)",
+    "SLEUTH_MAX_COST": "Stop researching when the estimated cost reaches this many USD",
+    "SLEUTH_PRICE": "USD per million input,output tokens for a model the price table lacks, e.g. 0.2,0.8",
+    "SLEUTH_LLM_TIMEOUT": "Seconds per LLM request (default 60; 300 for a local server)",
     "GOOGLE_API_KEY": "Google Custom Search JSON API key (optional; API closes 2027-01-01; GEMINI_API_KEY "
     "alone gives Google results through Gemini grounding)",
     "GOOGLE_CSE_ID": "Google Programmable Search Engine id (optional)",
     "GOOGLE_CSE_ENDPOINT": "Override the Custom Search endpoint (tests)",
     "SLEUTH_DDG_URL": "Override the DuckDuckGo HTML endpoint (tests)",
     "SEARXNG_URL": "Your SearXNG server (http://HOST:PORT); searched before DuckDuckGo (JSON format enabled)",
-    "SLEUTH_ENGINE": "auto | gemini | offline (default auto)",
+    "SLEUTH_ENGINE": "auto | gemini | openai | offline (default auto)",
     "SLEUTH_DATA_DIR": "Where sessions, cache and the knowledge base live",
     "SLEUTH_CHROMA_URL": "Use a Chroma server (http://HOST:PORT) instead of the embedded store",
     "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini (default hash)",
@@ -58,6 +65,13 @@ class Settings:
     gemini_api_key: str = ""
     gemini_model: str = "gemini-2.5-flash"
     gemini_base_url: str = ""
+    model: str = ""  # --model / SLEUTH_MODEL: for whichever engine runs ("" = the engine's default)
+    openai_api_key: str = ""
+    openai_base_url: str = ""
+    context_tokens: int = 0  # 0 = the engine's default
+    max_cost: float = 0.0  # USD; 0 = no limit
+    price: tuple[float, float] | None = None  # SLEUTH_PRICE: overrides the price table
+    llm_timeout: float = 0.0  # seconds per LLM request; 0 = the engine's default
     google_api_key: str = ""
     google_cse_id: str = ""
     google_cse_endpoint: str = ""
@@ -95,7 +109,8 @@ class Settings:
         d = asdict(self)
         d["data_dir"] = str(self.data_dir)
         d["tools"] = list(self.tools)
-        for k in ("gemini_api_key", "google_api_key"):
+        d["price"] = list(self.price) if self.price else None
+        for k in ("gemini_api_key", "google_api_key", "openai_api_key"):
             d[k] = "***" if d[k] else ""
         return d
 
@@ -106,6 +121,35 @@ def parse_tools(value: str) -> tuple[str, ...]:
     if unknown or not names:
         raise ValueError(f"unknown tool(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(ALL_TOOLS)}")
     return names
+
+
+def parse_price(value: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in value.split(","))
+    except ValueError as exc:
+        raise ValueError(f"bad price {value!r}: give input,output USD per million tokens, e.g. 0.2,0.8") from exc
+    if a < 0 or b < 0:
+        raise ValueError("a price cannot be negative")
+    return a, b
+
+
+def add_engine_args(parser: argparse.ArgumentParser) -> None:
+    """Flags of the commands that run an LLM engine (research, batch, bench)."""
+    parser.add_argument(
+        "--engine",
+        choices=["auto", "gemini", "openai", "offline"],
+        help="LLM engine (default auto: gemini if GEMINI_API_KEY is set, else openai if OPENAI_BASE_URL or "
+        "OPENAI_API_KEY is set, else offline)",
+    )
+    parser.add_argument("--model", help="model name (env SLEUTH_MODEL; GEMINI_MODEL for gemini)")
+    parser.add_argument(
+        "--base-url", help="OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL)"
+    )
+    parser.add_argument(
+        "--context-tokens", type=int, help="prompt window in tokens (default 32000; 4096 for a local server)"
+    )
+    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop researching at this estimated cost")
+    parser.add_argument("--llm-timeout", type=float, metavar="S", help="seconds per LLM request")
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
@@ -168,11 +212,18 @@ def load_settings(
 
     s = Settings()
     s.engine = str(pick("engine", "SLEUTH_ENGINE", "auto")).lower()
-    if s.engine not in ("auto", "gemini", "offline"):
-        raise ValueError(f"unknown engine {s.engine!r}; choose auto, gemini or offline")
+    if s.engine not in ("auto", "gemini", "openai", "offline"):
+        raise ValueError(f"unknown engine {s.engine!r}; choose auto, gemini, openai or offline")
     s.gemini_api_key = env.get("GEMINI_API_KEY", "") or ""
     s.gemini_model = env.get("GEMINI_MODEL") or s.gemini_model
     s.gemini_base_url = env.get("GEMINI_BASE_URL", "") or ""
+    s.model = str(pick("model", "SLEUTH_MODEL", "") or "").strip()
+    s.openai_api_key = env.get("OPENAI_API_KEY", "") or ""
+    s.openai_base_url = str(pick("base_url", "OPENAI_BASE_URL", "") or "").strip()
+    if s.openai_base_url and not s.openai_base_url.startswith(("http://", "https://")):
+        raise ValueError(f"--base-url must be an http(s) URL, got {s.openai_base_url!r}")
+    price = env.get("SLEUTH_PRICE")
+    s.price = parse_price(price) if price else None
     s.google_api_key = env.get("GOOGLE_API_KEY", "") or ""
     s.google_cse_id = env.get("GOOGLE_CSE_ID", "") or ""
     s.google_cse_endpoint = env.get("GOOGLE_CSE_ENDPOINT", "") or ""
@@ -191,8 +242,15 @@ def load_settings(
         s.max_tokens = int(pick("max_tokens", "SLEUTH_MAX_TOKENS", 0))
         s.cache_ttl = float(pick("cache_ttl", "SLEUTH_CACHE_TTL", 86400))
         s.crawl_interval = max(0.0, float(pick("crawl_interval", "SLEUTH_CRAWL_INTERVAL", 1.0)))
+        s.context_tokens = int(pick("context_tokens", "SLEUTH_CONTEXT_TOKENS", 0))
+        s.max_cost = float(pick("max_cost", "SLEUTH_MAX_COST", 0.0))
+        s.llm_timeout = float(pick("llm_timeout", "SLEUTH_LLM_TIMEOUT", 0.0))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad numeric setting: {exc}") from exc
+    if s.context_tokens and s.context_tokens < 512:
+        raise ValueError("--context-tokens must be at least 512")
+    if s.max_cost < 0 or s.llm_timeout < 0:
+        raise ValueError("--max-cost and --llm-timeout cannot be negative")
     if not 0.0 < s.confidence <= 1.0:
         raise ValueError("--confidence must be in (0, 1]")
     if s.time_limit < 0 or s.max_tokens < 0:

@@ -14,7 +14,7 @@ RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from utils.config import add_common_args
+    from utils.config import add_common_args, add_engine_args
 
     p = argparse.ArgumentParser(
         prog="sleuth",
@@ -23,11 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fetch URL...  (each has --help)",
     )
     p.add_argument("question", nargs="*", help="the question (omit to be asked, or pipe questions for a batch)")
-    p.add_argument(
-        "--engine",
-        choices=["auto", "gemini", "offline"],
-        help="LLM engine (default auto: gemini if GEMINI_API_KEY is set, else offline)",
-    )
+    add_engine_args(p)
     p.add_argument("--confidence", type=float, help="stop when confidence reaches this (default 0.7)")
     p.add_argument("--max-iterations", type=int, help="research step budget per round (default 8)")
     p.add_argument(
@@ -78,7 +74,7 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     elif interactive:
         feedback = ui.ask_feedback
     rt = make_runtime(settings, ui, feedback=feedback)
-    rt.stream_report = interactive and rt.engine.name == "gemini"
+    rt.stream_report = interactive and bool(getattr(rt.engine, "streams", False))
 
     if args.resume:
         from utils.errors import SessionNotFound

@@ -52,6 +52,9 @@ def result_json(shared: dict) -> dict:
         "elapsed_ms": shared.get("elapsed_ms"),
         "engine": shared.get("engine"),
         "tokens": shared.get("token_usage"),
+        "model": shared.get("model"),
+        "cost_usd": shared.get("cost_usd", 0.0),
+        "llm_fallbacks": len(shared.get("llm_fallbacks", [])),
         "citations": {k: (shared.get("citations") or {}).get(k, 0) for k in ("total", "supported", "unsupported")},
     }
 
@@ -59,7 +62,9 @@ def result_json(shared: dict) -> dict:
 def new_session(rt, query: str) -> dict:
     from utils.research.state import new_shared
 
-    return new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
+    shared = new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
+    shared["model"] = getattr(rt.engine, "model", None)
+    return shared
 
 
 def write_output(path: str | None, shared: dict) -> None:

@@ -1,4 +1,4 @@
-"""LLM engines: Gemini (google-genai, schema-constrained JSON) and the offline fallback.
+"""LLM engines: Gemini (google-genai), OpenAI-compatible servers (openai) and the offline fallback.
 
 Every engine answers three calls with plain dicts:
   decide(ctx)  -> {"next_action", "query_or_url", "reasoning"}
@@ -6,7 +6,7 @@ Every engine answers three calls with plain dicts:
                    "new_potential_urls", "inconsistencies_found"}
   report(ctx, on_chunk=None) -> markdown answer with [n] citations
 wrapped in an EngineResult that carries token usage and whether the offline fallback answered.
-google-genai is imported only when a Gemini call is made.
+google-genai and openai are imported only when a call is made.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from utils.engine.context import Section, pack
 from utils.errors import EngineError  # noqa: F401 - re-exported for the engines
 from utils.research.actions import ACTIONS
 
@@ -73,38 +74,43 @@ def fence(text: str) -> str:
 
 
 # ---------------------------------------------------------------- prompt rendering (LLM engines)
+# Each renderer packs its variable parts into `budget` estimated tokens (utils/engine/context.py):
+# the most relevant items first, long page text trimmed. Without a budget the fixed caps below apply.
+
+NO_BUDGET = 1_000_000
 
 
-def _fmt_history(history: list[dict], limit: int = 12) -> str:
-    if not history:
-        return "(nothing yet)"
-    lines = []
-    for h in history[-limit:]:
-        status = "ok" if h.get("ok") else f"FAILED: {h.get('error') or 'error'}"
-        used = h.get("tool_used") or "-"
-        lines.append(
-            f'{h.get("step")}. {h.get("action")} "{h.get("query_or_url", "")}" via {used}: '
-            f"{status}, {h.get('results', 0)} results"
-        )
-    return "\n".join(lines)
-
-
-def _fmt_facts(facts: list[dict], limit: int = 20) -> str:
-    if not facts:
-        return "(none yet)"
-    best = sorted(facts, key=lambda f: -f.get("score", 0))[:limit]
+def _history_line(h: dict) -> str:
+    status = "ok" if h.get("ok") else f"FAILED: {h.get('error') or 'error'}"
+    used = h.get("tool_used") or "-"
     return (
-        "<untrusted-data>\n" + "\n".join(f"- [{f['source']}] {fence(f['text'])}" for f in best) + "\n</untrusted-data>"
+        f'{h.get("step")}. {h.get("action")} "{h.get("query_or_url", "")}" via {used}: '
+        f"{status}, {h.get('results', 0)} results"
     )
 
 
-def _fmt_feedback(feedback: list[str]) -> str:
-    return "\n".join(f"- {fence(x)}" for x in feedback) if feedback else "(none)"
+def _fact_lines(facts: list[dict], limit: int) -> list[str]:
+    best = sorted(facts, key=lambda f: -f.get("score", 0))[:limit]
+    return [f"- [{f['source']}] {fence(f['text'])}" for f in best]
 
 
-def render_decision_prompt(ctx: dict) -> str:
+def _untrusted(lines: list[str]) -> str:
+    return "<untrusted-data>\n" + "\n".join(lines) + "\n</untrusted-data>"
+
+
+def _chronological(lines: list[str]) -> str:
+    return "\n".join(reversed(lines))  # chosen most recent first, shown oldest first
+
+
+def _terms(query: str) -> set[str]:
+    from utils.text import term_set
+
+    return term_set(query)
+
+
+def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
     analyzer = ctx.get("analyzer")
-    analyzer_txt = "(none yet)"
+    analyzer_items: list[str] = []
     if analyzer:
         analyzer_txt = json.dumps(
             {
@@ -119,61 +125,113 @@ def render_decision_prompt(ctx: dict) -> str:
             },
             ensure_ascii=False,
         )
-        analyzer_txt = f"<untrusted-data>\n{fence(analyzer_txt)}\n</untrusted-data>"
+        analyzer_items = [fence(analyzer_txt)]
     tools = ctx["actions"]
-    cands = [c["url"] for c in ctx.get("candidate_urls", [])[:10]]
-    tools_txt = "\n".join(f"- {a}" for a in tools)
-    if cands:
-        tools_txt += "\nUnvisited URLs seen so far:\n" + "\n".join(f"  {fence(u)}" for u in cands)
-    if ctx.get("visited_urls"):
-        tools_txt += "\nAlready visited (do not crawl again):\n" + "\n".join(
-            f"  {u}" for u in ctx["visited_urls"][-15:]
+    tools_list = "\n".join(f"- {a}" for a in tools)
+
+    def render(p: dict[str, str]) -> str:
+        tools_txt = tools_list + p["candidates"] + p["visited"]
+        return load_prompt("decision").substitute(
+            query=ctx["query"],
+            tools=tools_txt,
+            history=p["history"],
+            facts=p["facts"],
+            analyzer=p["analyzer"],
+            feedback=p["feedback"],
+            confidence=f"{ctx.get('confidence', 0.0):.2f}",
+            threshold=f"{ctx.get('threshold', 0.7):.2f}",
+            steps_left=ctx.get("steps_left", "?"),
+            actions=", ".join(tools),
         )
-    return load_prompt("decision").substitute(
-        query=ctx["query"],
-        tools=tools_txt,
-        history=_fmt_history(ctx.get("history", [])),
-        facts=_fmt_facts(ctx.get("facts", [])),
-        analyzer=analyzer_txt,
-        feedback=_fmt_feedback(ctx.get("feedback", [])),
-        confidence=f"{ctx.get('confidence', 0.0):.2f}",
-        threshold=f"{ctx.get('threshold', 0.7):.2f}",
-        steps_left=ctx.get("steps_left", "?"),
-        actions=", ".join(tools),
-    )
+
+    history = ctx.get("history", [])[-12:]
+    sections = [
+        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.3, "(none)"),
+        Section("analyzer", analyzer_items, 0.3, "(none yet)", _untrusted),
+        Section("history", [_history_line(h) for h in reversed(history)], 0.4, "(nothing yet)", _chronological),
+        Section("facts", _fact_lines(ctx.get("facts", []), 20), 0.6, "(none yet)", _untrusted),
+        Section(
+            "candidates",
+            [f"  {fence(c['url'])}" for c in ctx.get("candidate_urls", [])[:10]],
+            0.7,
+            "",
+            lambda xs: "\nUnvisited URLs seen so far:\n" + "\n".join(xs),
+        ),
+        Section(
+            "visited",
+            [f"  {u}" for u in reversed(ctx.get("visited_urls", [])[-15:])],
+            1.0,
+            "",
+            lambda xs: "\nAlready visited (do not crawl again):\n" + "\n".join(reversed(xs)),
+        ),
+    ]
+    return pack(render, sections, budget or NO_BUDGET)
 
 
-def render_analyzer_prompt(ctx: dict) -> str:
-    parts = []
-    for it in ctx.get("items", [])[:30]:
-        text = fence(it.get("text", ""))[:6000]
-        parts.append(f"[{it['source']}] {fence(it.get('title', ''))} <{it.get('url', '')}>\n{text}")
-    return load_prompt("analyzer").substitute(
-        query=ctx["query"],
-        action=ctx.get("action", ""),
-        query_or_url=ctx.get("query_or_url", ""),
-        tool=ctx.get("tool") or "-",
-        tool_output="\n\n".join(parts) or "(no output)",
-        facts=_fmt_facts(ctx.get("facts", [])),
-        feedback=_fmt_feedback(ctx.get("feedback", [])),
-    )
+def render_analyzer_prompt(ctx: dict, budget: int | None = None) -> str:
+    items = [
+        (f"[{it['source']}] {fence(it.get('title', ''))} <{it.get('url', '')}>", fence(it.get("text", ""))[:6000])
+        for it in ctx.get("items", [])[:30]
+    ]
+
+    def render(p: dict[str, str]) -> str:
+        return load_prompt("analyzer").substitute(
+            query=ctx["query"],
+            action=ctx.get("action", ""),
+            query_or_url=ctx.get("query_or_url", ""),
+            tool=ctx.get("tool") or "-",
+            tool_output=p["items"],
+            facts=p["facts"],
+            feedback=p["feedback"],
+        )
+
+    sections = [
+        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.2, "(none)"),
+        Section("items", items, 0.8, "(no output)", "\n\n".join, fair=True, terms=_terms(ctx["query"])),
+        Section("facts", _fact_lines(ctx.get("facts", []), 20), 1.0, "(none yet)", _untrusted),
+    ]
+    return pack(render, sections, budget or NO_BUDGET)
 
 
-def render_report_prompt(ctx: dict) -> str:
+def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
     facts = sorted(ctx.get("facts", []), key=lambda f: -f.get("score", 0))[:40]
-    facts_txt = "\n".join(f"- [{f['source']}] {fence(f['text'])}" for f in facts) or "(no facts found)"
-    sources_txt = (
-        "\n".join(f"[{s['n']}] {s.get('title', '')} — {s.get('url', '')}" for s in ctx.get("sources", [])) or "(none)"
-    )
-    return load_prompt("report").substitute(
-        query=ctx["query"],
-        facts=facts_txt,
-        sources=sources_txt,
-        assessment=ctx.get("assessment", ""),
-        confidence=f"{ctx.get('confidence', 0.0):.2f}",
-        feedback=_fmt_feedback(ctx.get("feedback", [])),
-        citation_problems=_fmt_citation_problems(ctx.get("citation_problems", "")),
-    )
+    by_n = {s["n"]: s for s in ctx.get("sources", [])}
+    order = list(dict.fromkeys([f["source"] for f in facts if f["source"] in by_n] + list(by_n)))
+    source_lines = [f"[{n}] {by_n[n].get('title', '')} \u2014 {by_n[n].get('url', '')}" for n in order]
+
+    def render(p: dict[str, str]) -> str:
+        return load_prompt("report").substitute(
+            query=ctx["query"],
+            facts=p["facts"],
+            sources=p["sources"],
+            assessment=p["assessment"],
+            confidence=f"{ctx.get('confidence', 0.0):.2f}",
+            feedback=p["feedback"],
+            citation_problems=_fmt_citation_problems(ctx.get("citation_problems", "")),
+        )
+
+    def by_number(lines: list[str]) -> str:
+        return "\n".join(sorted(lines, key=lambda x: int(x[1 : x.index("]")])))
+
+    assessment = ctx.get("assessment", "")
+    sections = [
+        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.2, "(none)"),
+        Section("assessment", [assessment] if assessment else [], 0.1, ""),
+        Section("facts", [f"- [{f['source']}] {fence(f['text'])}" for f in facts], 0.7, "(no facts found)"),
+        Section("sources", source_lines, 1.0, "(none)", by_number),
+    ]
+    return pack(render, sections, budget or NO_BUDGET)
+
+
+def clean_analysis(data: dict, ctx: dict) -> dict:
+    """An LLM analysis keeps only non-empty facts that cite a source shown to it."""
+    valid = {it["source"] for it in ctx.get("items", [])}
+    data["extracted_info"] = [
+        {"fact": f["fact"], "source": f["source"], "score": 1.0}
+        for f in data["extracted_info"]
+        if f["source"] in valid and f["fact"].strip()
+    ]
+    return data
 
 
 def _fmt_citation_problems(problems: str) -> str:

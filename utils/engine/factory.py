@@ -4,23 +4,64 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from utils.engine.gemini import GeminiEngine
 from utils.engine.offline import OfflineEngine
+from utils.engine.pricing import engine_price
 from utils.engine.resilient import ResilientEngine
 from utils.errors import EngineError
 
 
+def pick_engine(settings) -> tuple[str, str]:
+    """(engine, why) for `settings.engine`; `auto` prefers Gemini, then an OpenAI-compatible server."""
+    if settings.engine != "auto":
+        return settings.engine, f"--engine {settings.engine}"
+    if settings.gemini_api_key:
+        return "gemini", "GEMINI_API_KEY is set"
+    if settings.openai_base_url:
+        return "openai", f"server {settings.openai_base_url}"
+    if settings.openai_api_key:
+        return "openai", "OPENAI_API_KEY is set"
+    return "offline", "no GEMINI_API_KEY, OPENAI_BASE_URL or OPENAI_API_KEY set; answers are extractive"
+
+
 def make_engine(settings, warn: Callable[[str], None] | None = None):
-    """Pick the engine for `settings.engine` (auto | gemini | offline)."""
+    """Pick the engine for `settings.engine` (auto | gemini | openai | offline) and say which on stderr
+    when auto chose it."""
     offline = OfflineEngine()
-    choice = settings.engine
-    if choice == "auto":
-        choice = "gemini" if settings.gemini_api_key else "offline"
-        if choice == "offline" and warn:
-            warn("engine: offline (no GEMINI_API_KEY set; answers are extractive)")
+    choice, why = pick_engine(settings)
     if choice == "offline":
+        if settings.engine == "auto" and warn:
+            warn(f"engine: offline ({why})")
         return offline
-    if not settings.gemini_api_key:
-        raise EngineError("--engine gemini needs GEMINI_API_KEY (set it in the environment or .env)")
-    gem = GeminiEngine(settings.gemini_api_key, settings.gemini_model, settings.gemini_base_url)
-    return ResilientEngine(gem, offline)
+    if choice == "gemini":
+        from utils.engine.gemini import GeminiEngine
+
+        if not settings.gemini_api_key:
+            raise EngineError("--engine gemini needs GEMINI_API_KEY (set it in the environment or .env)")
+        model = settings.model or settings.gemini_model
+        primary = GeminiEngine(
+            settings.gemini_api_key,
+            model,
+            settings.gemini_base_url,
+            timeout_s=settings.llm_timeout or 60.0,
+            context_tokens=settings.context_tokens or None,
+            price=settings.price or engine_price("gemini", model, settings.gemini_base_url),
+        )
+    else:
+        from utils.engine.openai import OpenAIEngine
+
+        primary = OpenAIEngine(
+            model=settings.model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key,
+            timeout_s=settings.llm_timeout or None,
+            context_tokens=settings.context_tokens or None,
+            price=settings.price or engine_price("openai", settings.model or "gpt-4o-mini", settings.openai_base_url),
+            warn=warn,
+        )
+    if warn:
+        if settings.engine == "auto":
+            model = primary.model or "the server's first model"
+            warn(f"engine: {choice} ({why}; model {model})")
+        if settings.max_cost and primary.price is None:
+            warn("--max-cost has no effect: no price is known for this model (set SLEUTH_PRICE=IN,OUT)")
+    return ResilientEngine(primary, offline)

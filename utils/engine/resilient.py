@@ -18,6 +18,22 @@ class ResilientEngine:
         self.primary, self.fallback = primary, fallback
         self.name = primary.name
 
+    @property
+    def model(self) -> str | None:
+        return getattr(self.primary, "model", None)
+
+    @property
+    def price(self) -> tuple[float, float] | None:
+        return getattr(self.primary, "price", None)
+
+    @property
+    def stats(self) -> dict:
+        return getattr(self.primary, "stats", {})
+
+    @property
+    def streams(self) -> bool:
+        return bool(getattr(self.primary, "streams", False))
+
     def _run(self, method: str, ctx: dict, **kw) -> EngineResult:
         # ctx["deadline"] (time.monotonic()) bounds the call: when it passes, the call in flight is
         # abandoned and the offline engine answers (TimeLimitExceeded is one more failure).

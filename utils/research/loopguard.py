@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from utils.research.state import Shared, round_iterations, round_reports
+from utils.research.state import Shared, round_cost, round_iterations, round_reports
 from utils.text import normalize_query
 
 STALL_WINDOW = 3  # analyses without improvement that count as a stall
@@ -24,6 +24,7 @@ def pre_decision_stop(
     time_left: float | None = None,
     round_tokens: int = 0,
     max_tokens: int = 0,
+    max_cost: float = 0.0,
 ) -> tuple[str, str] | None:
     """Reasons to stop before asking the engine anything. `time_left` is what remains of the round's
     --time-limit (None: no limit); `round_tokens` the tokens this round has spent so far."""
@@ -36,6 +37,9 @@ def pre_decision_stop(
         return "confident", f"confidence {shared['confidence_score']:.2f} >= threshold {threshold:.2f}"
     if round_iterations(shared) >= max_iterations:
         return "budget", f"reached --max-iterations {max_iterations}"
+    spent = round_cost(shared)
+    if max_cost and spent is not None and spent >= max_cost:
+        return "budget", f"estimated cost ${spent:.4f} reached --max-cost ${max_cost:g}"
     if len(reports) > STALL_WINDOW:
         before = max(r["confidence_score"] for r in reports[:-STALL_WINDOW])
         recent = [r["confidence_score"] for r in reports[-STALL_WINDOW:]]

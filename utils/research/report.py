@@ -78,6 +78,15 @@ def quote_lines(citations: dict, n: int) -> list[str]:
     return []
 
 
+def cost_note(shared: dict) -> str:
+    """Model and estimated cost for the footer; nothing for the offline engine."""
+    if not shared.get("model"):
+        return ""
+    cost = shared.get("cost_usd", 0.0)
+    spent = f"est. cost ${cost:.4f}" if cost is not None else "cost unknown (no price for this model)"
+    return f" ({shared['model']}) · {spent}"
+
+
 def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     sources = {s["n"]: s for s in shared.get("sources", [])}
     answer = clean_citations(answer, set(sources))
@@ -96,7 +105,7 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
         answer.strip(),
         "",
         f"*Confidence {shared.get('confidence_score', 0.0):.2f} · stopped: {STOP_TEXT.get(reason, reason)}"
-        f" · {shared.get('iteration_count', 0)} step(s) · engine {shared.get('engine', '?')}*",
+        f" · {shared.get('iteration_count', 0)} step(s) · engine {shared.get('engine', '?')}{cost_note(shared)}*",
         "",
         "## Research journey",
         "",

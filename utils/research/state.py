@@ -87,7 +87,8 @@ class Shared(TypedDict, total=False):
     status: Literal["running", "reporting", "awaiting_feedback", "done", "interrupted"]
     original_query: str
     settings: dict  # public settings (no secrets)
-    engine: str  # offline | gemini
+    engine: str  # offline | gemini | openai
+    model: str | None  # the LLM's model name (None for the offline engine)
     iteration_count: int  # tool steps taken, all rounds
     round_start_iteration: int  # iteration_count when the current feedback round began
     research_history: list[HistoryEntry]
@@ -108,6 +109,8 @@ class Shared(TypedDict, total=False):
     reports: list[dict]  # every report shown: {"round","answer","confidence","stop_reason","citations"}
     citations: dict  # the last report's check: {"total","supported","unsupported","regenerated","checks"}
     token_usage: TokenUsage
+    cost_usd: float | None  # estimated USD for the tokens spent; None once any call's price is unknown
+    round_start_cost: float  # cost_usd when the current feedback round began (--max-cost is per round)
     elapsed_ms: int
 
 
@@ -151,6 +154,8 @@ def new_shared(
         final_answer=None,
         reports=[],
         token_usage=TokenUsage(calls=0, prompt=0, output=0, total=0),
+        cost_usd=0.0,
+        round_start_cost=0.0,
         elapsed_ms=0,
     )
 
@@ -248,6 +253,15 @@ def add_usage(shared: Shared, usage: dict | None) -> None:
     tu["calls"] += int(usage.get("calls", 1))
     for k in ("prompt", "output", "total"):
         tu[k] += int(usage.get(k) or 0)
+    if "cost_usd" in usage:  # an engine with a price table entry says what the call cost, or None
+        spent, cost = shared.get("cost_usd", 0.0), usage["cost_usd"]
+        shared["cost_usd"] = None if spent is None or cost is None else spent + cost
+
+
+def round_cost(shared: Shared) -> float | None:
+    """Estimated USD spent in the current feedback round (None when unknown)."""
+    spent = shared.get("cost_usd", 0.0)
+    return None if spent is None else spent - shared.get("round_start_cost", 0.0)
 
 
 def round_iterations(shared: Shared) -> int:

@@ -1,0 +1,292 @@
+"""Any OpenAI-compatible chat server through the official `openai` package: OpenAI itself, Ollama,
+llama.cpp's server, vLLM, LM Studio, OpenRouter…  (imported only when a call is made).
+
+Structured output steps down per server and the step that worked is remembered for the run:
+  json_schema            response_format {"type": "json_schema", ...}  (OpenAI, Ollama, vLLM)
+  json_object+schema     {"type": "json_object", "schema": ...}        (llama-cpp-python's server)
+  json_object            {"type": "json_object"}
+  text                   no response_format; the schema is spelled out in the prompt
+A rung is left when the server refuses it (HTTP 400, 422, 500, 501 after the client's retries).
+Replies are read tolerantly (utils/engine/parse.py), validated with the same pydantic models as
+Gemini, repaired once with the validation error quoted; a second failure raises, and
+ResilientEngine lets the offline engine answer that step. Prompts are packed into the context
+budget (utils/engine/context.py)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ValidationError
+
+from utils.engine.base import (
+    AnalyzerModel,
+    DecisionModel,
+    EngineResult,
+    clean_analysis,
+    render_analyzer_prompt,
+    render_decision_prompt,
+    render_report_prompt,
+)
+from utils.engine.context import CHAT_OVERHEAD, estimate_tokens
+from utils.engine.parse import ParseError, ThinkFilter, describe_error, parse_model, strip_think
+from utils.engine.pricing import cost_usd
+from utils.errors import EngineError
+
+LADDER = ("json_schema", "json_object+schema", "json_object", "text")
+REFUSED = {400, 422, 500, 501}  # a server that cannot do a response format answers with one of these
+LOCAL_CONTEXT, REMOTE_CONTEXT = 4096, 32000
+MAX_OUTPUT = {"decide": 256, "analyze": 768, "report": 1024}
+KINDS = ("decide", "analyze", "report")
+
+
+def is_local(base_url: str) -> bool:
+    """A server on this machine or the local network (its model is small, its window too)."""
+    import ipaddress
+
+    host = (urlsplit(base_url or "").hostname or "").lower()
+    if not host:
+        return False
+    if host == "localhost" or host.endswith((".local", ".lan", ".internal")):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+def zero_usage() -> dict:
+    return {"calls": 0, "prompt": 0, "output": 0, "total": 0, "cost_usd": 0.0}
+
+
+def add_to(usage: dict, more: dict) -> None:
+    for k in ("calls", "prompt", "output", "total"):
+        usage[k] += more.get(k, 0) or 0
+    if usage["cost_usd"] is not None:
+        usage["cost_usd"] = None if more.get("cost_usd") is None else usage["cost_usd"] + more["cost_usd"]
+
+
+class OpenAIEngine:
+    name = "openai"
+    streams = True
+
+    def __init__(
+        self,
+        model: str = "",
+        base_url: str = "",
+        api_key: str = "",
+        timeout_s: float | None = None,
+        max_retries: int = 2,
+        context_tokens: int | None = None,
+        price: tuple[float, float] | None = None,
+        warn: Callable[[str], None] | None = None,
+    ):
+        self.base_url, self.api_key = base_url, api_key
+        self.local = is_local(base_url)
+        if not base_url and not api_key:
+            raise EngineError("--engine openai needs OPENAI_API_KEY, or --base-url for a local server")
+        self.model = model or ("" if base_url else "gpt-4o-mini")
+        self.timeout_s = timeout_s or (300.0 if self.local else 60.0)
+        self.max_retries = max_retries
+        self.context_tokens = context_tokens or (LOCAL_CONTEXT if self.local else REMOTE_CONTEXT)
+        self.price = price
+        self.warn = warn
+        self._client = None
+        self._lock = threading.Lock()
+        self._rung = 0  # index into LADDER: the structured-output mode this server takes
+        self._stream_usage = True  # ask for usage in streams until the server refuses
+        # per call kind: LLM replies received, and how many of them were schema-valid
+        self.stats = {k: {"replies": 0, "valid": 0} for k in KINDS}
+        self.steps_down: list[str] = []
+
+    # ------------------------------------------------------------------ plumbing
+
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                self._client = openai.OpenAI(
+                    api_key=self.api_key or "not-needed",  # local servers take any key
+                    base_url=self.base_url or None,
+                    timeout=self.timeout_s,
+                    max_retries=self.max_retries,
+                )
+                if not self.model:
+                    self.model = self._first_model()
+            return self._client
+
+    def _first_model(self) -> str:
+        """No --model given: the first model the server lists (a local server usually has one)."""
+        try:
+            models = list(self._client.models.list())
+        except Exception as exc:  # noqa: BLE001
+            raise EngineError(f"no --model given and the server did not list its models: {exc}") from exc
+        if not models:
+            raise EngineError("no --model given and the server lists no models")
+        return models[0].id
+
+    @property
+    def mode(self) -> str:
+        return LADDER[self._rung]
+
+    def budget(self, kind: str) -> tuple[int, int]:
+        """(prompt budget, max output tokens) for one call of this kind within the window."""
+        out = min(MAX_OUTPUT[kind], max(64, self.context_tokens // 4))
+        return self.context_tokens - out - CHAT_OVERHEAD, out
+
+    def _usage(self, u) -> dict:
+        prompt = getattr(u, "prompt_tokens", 0) or 0
+        output = getattr(u, "completion_tokens", 0) or 0
+        total = getattr(u, "total_tokens", 0) or (prompt + output)
+        return {
+            "calls": 1,
+            "prompt": prompt,
+            "output": output,
+            "total": total,
+            "cost_usd": cost_usd(self.price, prompt, output),
+        }
+
+    def _count(self, kind: str, valid: bool) -> None:
+        with self._lock:
+            self.stats[kind]["replies"] += 1
+            self.stats[kind]["valid"] += int(valid)
+
+    @staticmethod
+    def _response_format(mode: str, schema: type[BaseModel]) -> dict | None:
+        js = schema.model_json_schema()
+        if mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": js}}
+        if mode == "json_object+schema":
+            return {"type": "json_object", "schema": js}
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    def _create_structured(self, kind: str, render: Callable[[int], str], schema: type[BaseModel], note: str):
+        """One chat completion in the best mode the server takes; steps down the ladder on refusal.
+        The prompt is packed for the mode: the schema is spelled out when the server does not get it."""
+        import openai
+
+        budget, max_tokens = self.budget(kind)
+        while True:
+            rung = self._rung
+            mode = LADDER[rung]
+            fmt = self._response_format(mode, schema)
+            extra = note
+            if mode in ("json_object", "text"):
+                spec = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+                extra = f"\n\nJSON schema of the answer: {spec}{note}"
+            prompt = render(budget - estimate_tokens(extra)) + extra
+            try:
+                return self.client().chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "user", "content": prompt}],
+                    temperature=0.2,
+                    max_tokens=max_tokens,
+                    **({"response_format": fmt} if fmt else {}),
+                )
+            except openai.APIStatusError as exc:
+                if mode == "text" or exc.status_code not in REFUSED:
+                    raise
+                with self._lock:
+                    if self._rung == rung:  # another job may have stepped down already
+                        self._rung = rung + 1
+                        msg = f"{mode} refused (HTTP {exc.status_code}); using {LADDER[rung + 1]}"
+                        self.steps_down.append(msg)
+                        if self.warn:
+                            self.warn(f"openai: {msg}")
+
+    def _json_call(self, kind: str, render: Callable[[int], str], schema: type[BaseModel]) -> tuple[BaseModel, dict]:
+        usage = zero_usage()
+        note = ""
+        last_error = ""
+        for _attempt in range(2):
+            try:
+                resp = self._create_structured(kind, render, schema, note)
+            except Exception as exc:
+                raise self._with_usage(exc, usage) from exc
+            add_to(usage, self._usage(getattr(resp, "usage", None)))
+            msg = resp.choices[0].message if resp.choices else None
+            text = (getattr(msg, "content", None) or "") if msg else ""
+            try:
+                obj = parse_model(text, schema)
+            except (ParseError, ValidationError) as exc:
+                self._count(kind, False)
+                last_error = describe_error(exc)
+                if resp.choices and resp.choices[0].finish_reason == "length":
+                    last_error += " (cut off at the length limit: be brief)"
+                note = (
+                    f"\n\nYour previous answer was not valid ({last_error[:300]}). "
+                    "Answer again with only a JSON object that matches the schema exactly."
+                )
+                continue
+            self._count(kind, True)
+            return obj, usage
+        err = EngineError(f"invalid JSON from the model after retry: {last_error}")
+        err.usage = usage  # the tokens were spent all the same
+        raise err
+
+    def _with_usage(self, exc: Exception, usage: dict) -> Exception:
+        if getattr(exc, "usage", None) is None and usage["calls"]:
+            try:
+                exc.usage = usage
+            except AttributeError:
+                pass
+        return exc
+
+    # ------------------------------------------------------------------ the three calls
+
+    def decide(self, ctx: dict) -> EngineResult:
+        obj, usage = self._json_call("decide", lambda b: render_decision_prompt(ctx, b), DecisionModel)
+        return EngineResult(obj.model_dump(), self.name, usage, extra={"mode": self.mode})
+
+    def analyze(self, ctx: dict) -> EngineResult:
+        obj, usage = self._json_call("analyze", lambda b: render_analyzer_prompt(ctx, b), AnalyzerModel)
+        return EngineResult(clean_analysis(obj.model_dump(), ctx), self.name, usage, extra={"mode": self.mode})
+
+    def report(self, ctx: dict, on_chunk: Callable[[str], None] | None = None) -> EngineResult:
+        budget, out = self.budget("report")
+        prompt = render_report_prompt(ctx, budget)
+        messages = [{"role": "user", "content": prompt}]
+        client = self.client()
+        if on_chunk is None:
+            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=0.2, max_tokens=out)
+            text = strip_think(resp.choices[0].message.content or "") if resp.choices else ""
+            self._count("report", bool(text.strip()))
+            return EngineResult(text, self.name, self._usage(getattr(resp, "usage", None)))
+        stream = self._open_stream(messages, out)
+        parts, usage, think = [], None, ThinkFilter()
+        for chunk in stream:
+            if getattr(chunk, "usage", None):
+                usage = self._usage(chunk.usage)
+            for choice in chunk.choices or []:
+                piece = think.feed(getattr(choice.delta, "content", None) or "")
+                if piece:
+                    parts.append(piece)
+                    on_chunk(piece)
+        tail = think.flush()
+        if tail:
+            parts.append(tail)
+            on_chunk(tail)
+        text = "".join(parts)
+        self._count("report", bool(text.strip()))
+        if usage is None:  # the server sent no usage: the call is counted, its tokens are not known
+            usage = {**zero_usage(), "calls": 1, "cost_usd": None if self.price else 0.0}
+        return EngineResult(text, self.name, usage)
+
+    def _open_stream(self, messages: list[dict], max_tokens: int):
+        import openai
+
+        kw = dict(model=self.model, messages=messages, temperature=0.2, max_tokens=max_tokens, stream=True)
+        if self._stream_usage:
+            try:
+                return self.client().chat.completions.create(**kw, stream_options={"include_usage": True})
+            except openai.APIStatusError as exc:
+                if exc.status_code not in (400, 422):
+                    raise
+                self._stream_usage = False
+        return self.client().chat.completions.create(**kw)
