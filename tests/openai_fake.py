@@ -146,3 +146,70 @@ def response_format(body: dict) -> str:
     if fmt.get("type") == "json_object" and "schema" in fmt:
         return "json_object+schema"
     return fmt.get("type", "?")
+
+
+class RecordingProxy:
+    """Relays every request to a real OpenAI-compatible server and keeps what went through: the
+    request bodies, the HTTP statuses and the `usage` blocks the server sent. Lets a test compare
+    what the CLI reports with what the server counted."""
+
+    def __init__(self, target: str):
+        import urllib.error
+        import urllib.request
+
+        self.target = target.rstrip("/")
+        self.exchanges: list[dict] = []
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _relay(self, method: str):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else None
+                url = (
+                    proxy.target + self.path[len("/v1") :] if self.path.startswith("/v1") else proxy.target + self.path
+                )
+                req = urllib.request.Request(url, data=raw, method=method)
+                req.add_header("Content-Type", self.headers.get("Content-Type", "application/json"))
+                try:
+                    with urllib.request.urlopen(req, timeout=600) as resp:
+                        status, data, ctype = resp.status, resp.read(), resp.headers.get("Content-Type", "")
+                except urllib.error.HTTPError as exc:
+                    status, data, ctype = exc.code, exc.read(), exc.headers.get("Content-Type", "")
+                rec = {"path": self.path, "status": status, "body": json.loads(raw) if raw else None, "usage": None}
+                if status == 200 and raw and "json" in ctype:
+                    rec["usage"] = json.loads(data).get("usage")
+                with proxy.lock:
+                    proxy.exchanges.append(rec)
+                self.send_response(status)
+                self.send_header("Content-Type", ctype or "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._relay("GET")
+
+            def do_POST(self):
+                self._relay("POST")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def chats(self) -> list[dict]:
+        return [e for e in self.exchanges if e["path"].endswith("/chat/completions")]

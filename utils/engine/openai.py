@@ -38,7 +38,7 @@ from utils.errors import EngineError
 LADDER = ("json_schema", "json_object+schema", "json_object", "text")
 REFUSED = {400, 422, 500, 501}  # a server that cannot do a response format answers with one of these
 LOCAL_CONTEXT, REMOTE_CONTEXT = 4096, 32000
-MAX_OUTPUT = {"decide": 256, "analyze": 768, "report": 1024}
+MAX_OUTPUT = {"decide": 200, "analyze": 640, "report": 1024}  # the bounded JSON fits; prose is cut
 KINDS = ("decide", "analyze", "report")
 
 
@@ -56,6 +56,29 @@ def is_local(base_url: str) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+# Length limits sent to the server with the schema (not used for validation): a grammar-constrained
+# small model otherwise rambles in free-text fields until max_tokens and the JSON is cut off.
+BOUNDS = {
+    "query_or_url": {"maxLength": 300},
+    "reasoning": {"maxLength": 200},
+    "extracted_info": {"maxItems": 5},
+    "fact": {"maxLength": 200},
+    "assessment": {"maxLength": 200},
+    "suggestions_for_next_step": {"maxItems": 3, "items": {"type": "string", "maxLength": 100}},
+    "new_potential_urls": {"maxItems": 3, "items": {"type": "string", "maxLength": 200}},
+    "inconsistencies_found": {"maxLength": 150},
+}
+
+
+def bounded_schema(schema: type[BaseModel]) -> dict:
+    """The model's JSON schema with BOUNDS added to its properties (nested definitions too)."""
+    js = schema.model_json_schema()
+    for node in [js, *js.get("$defs", {}).values()]:
+        for name, prop in node.get("properties", {}).items():
+            prop.update(BOUNDS.get(name, {}))
+    return js
 
 
 def zero_usage() -> dict:
@@ -157,7 +180,7 @@ class OpenAIEngine:
 
     @staticmethod
     def _response_format(mode: str, schema: type[BaseModel]) -> dict | None:
-        js = schema.model_json_schema()
+        js = bounded_schema(schema)
         if mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": js}}
         if mode == "json_object+schema":
@@ -178,7 +201,7 @@ class OpenAIEngine:
             fmt = self._response_format(mode, schema)
             extra = note
             if mode in ("json_object", "text"):
-                spec = json.dumps(schema.model_json_schema(), separators=(",", ":"))
+                spec = json.dumps(bounded_schema(schema), separators=(",", ":"))
                 extra = f"\n\nJSON schema of the answer: {spec}{note}"
             prompt = render(budget - estimate_tokens(extra)) + extra
             try:
