@@ -11,6 +11,10 @@ source (utils/research/citations.py), mean steps, stop reasons and seconds per q
 5...): tune on one half, check on the other.
 
   .venv/bin/python bench/research.py [--questions N] [--split even|odd|all] [--tools duckduckgo,crawl] [--kb]
+  .venv/bin/python bench/research.py --engine openai --base-url http://127.0.0.1:8000/v1 --model M -n 5
+
+With an LLM engine it also prints the schema-valid rate of the model's replies per call kind, the
+fallback rate (steps the offline engine answered), and tokens per question.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import string
 import sys
@@ -40,7 +45,11 @@ def normalize_answer(s: str) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("-n", "--questions", type=int, default=100)
+    ap.add_argument("--engine", default="offline", choices=["offline", "openai", "gemini"])
+    ap.add_argument("--base-url", default="", help="OpenAI-compatible server (--engine openai)")
+    ap.add_argument("--model", default="")
+    ap.add_argument("--context-tokens", type=int, default=0)
     ap.add_argument("--split", choices=["all", "even", "odd"], default="all", help="questions by index parity")
     ap.add_argument("--tools", default="duckduckgo,crawl")
     ap.add_argument("--kb", action="store_true", help="ingest the wiki into the KB first and add the kb tool")
@@ -66,7 +75,11 @@ def main() -> int:
     tools = parse_tools(",".join(dict.fromkeys(args.tools.split(",") + (["kb"] if args.kb else []))))
     with tempfile.TemporaryDirectory() as tmp, LocalWeb(EVAL) as web:
         s = Settings(
-            engine="offline",
+            engine=args.engine,
+            openai_base_url=args.base_url,
+            model=args.model,
+            context_tokens=args.context_tokens,
+            gemini_api_key=os.environ.get("GEMINI_API_KEY", ""),
             data_dir=Path(tmp),
             tools=tools,
             ddg_url=web.search_url,
@@ -83,9 +96,10 @@ def main() -> int:
         engine = make_engine(s)
         recall = both_cited = both_found = cites = cites_ok = 0
         steps, reasons, t0 = [], Counter(), time.perf_counter()
+        fallbacks = tokens = 0
         for q in questions:
             rt = Runtime(settings=s, engine=engine, ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=rt_tools)
-            shared = new_shared(q["question"], engine="offline")
+            shared = new_shared(q["question"], engine=engine.name)
             run_flow(rt, shared, "query")
             ans = normalize_answer(shared.get("answer") or "")
             golds = [q["answer"], *q.get("answer_aliases", [])]
@@ -100,6 +114,8 @@ def main() -> int:
             steps.append(shared["iteration_count"])
             cites += shared.get("citations", {}).get("total", 0)
             cites_ok += shared.get("citations", {}).get("supported", 0)
+            fallbacks += len(shared["llm_fallbacks"])
+            tokens += shared["token_usage"]["total"]
             reasons[shared["stop_reason"]] += 1
         n = len(questions)
         dt = time.perf_counter() - t0
@@ -110,6 +126,16 @@ def main() -> int:
     print(f"citations supported:            {cites_ok / max(cites, 1):.2f}  ({cites_ok}/{cites})")
     print(f"mean steps: {sum(steps) / n:.1f}   seconds/question: {dt / n:.2f}")
     print("stop reasons: " + ", ".join(f"{k}={v}" for k, v in reasons.most_common()))
+    stats = getattr(engine, "stats", {})
+    if stats:  # an LLM engine: how often its replies validated, and how often offline answered
+        model = getattr(engine, "model", "") or "?"
+        print(f"engine: {engine.name}  model: {model}")
+        for kind, st in stats.items():
+            rate = f"{st['valid'] / st['replies']:.2f}" if st["replies"] else "n/a"
+            print(f"schema-valid {kind:<8} {rate}  ({st['valid']}/{st['replies']} replies)")
+        calls = sum(st["valid"] for st in stats.values()) + fallbacks
+        print(f"fallback rate: {fallbacks / max(calls, 1):.2f}  ({fallbacks}/{calls} LLM steps)")
+        print(f"tokens/question: {tokens / n:.0f}")
     return 0
 
 
