@@ -127,7 +127,8 @@ def lab(llama_server, tmp_path_factory):
     with LocalWeb(eval_dir) as web, RecordingProxy(llama_server) as proxy:
 
         def run(*args, input=None, timeout=900):
-            env = cli_env(tmp, NO_COLOR="1", **web_env(web, SLEUTH_TOOLS="duckduckgo"))
+            # No round time limit: the tiny model on 2 cores takes minutes (tests/test_time_limit.py covers it).
+            env = cli_env(tmp, NO_COLOR="1", SLEUTH_TIME_LIMIT="0", **web_env(web, SLEUTH_TOOLS="duckduckgo"))
             before = len(proxy.chats())
             proc = subprocess.run(
                 [sys.executable, str(ROOT / "main.py"), "--engine", "openai", "--base-url", proxy.url]
