@@ -46,7 +46,7 @@ def test_a_slow_llm_is_abandoned_at_the_time_limit_and_the_report_is_written(cli
     saved = session(tmp_path / "d", out["session_id"])
     phases = [f["phase"] for f in saved["llm_fallbacks"]]
     assert phases[0] == "decision" and phases[-1] == "report"  # both answered offline after the abandon
-    assert all("TimeLimitExceeded" in f["error"] for f in saved["llm_fallbacks"])
+    assert "TimeLimitExceeded" in saved["llm_fallbacks"][0]["error"], saved["llm_fallbacks"]  # abandoned, not failed
     assert saved["iteration_count"] == 0  # no tool step started once the time was spent
     assert_no_network(tmp_path)
 
