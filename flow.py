@@ -12,7 +12,7 @@ import warnings
 
 from pocketflow import Flow
 
-from nodes import (
+from .nodes import (
     ANALYZE,
     DECIDE,
     FEEDBACK,

@@ -18,8 +18,8 @@ import sys
 
 
 def _research(argv: list[str]) -> int:
-    from flow import run_flow
-    from utils.cli import research
+    from .flow import run_flow
+    from .utils.cli import research
 
     return research.main(argv, run_flow=run_flow)
 
@@ -29,19 +29,19 @@ def _batch(argv: list[str]) -> int:
 
 
 def _sessions(argv: list[str]) -> int:
-    from utils.cli import sessions
+    from .utils.cli import sessions
 
     return sessions.main(argv)
 
 
 def _kb(argv: list[str]) -> int:
-    from utils.cli import kb
+    from .utils.cli import kb
 
     return kb.main(argv)
 
 
 def _fetch(argv: list[str]) -> int:
-    from utils.cli import fetch
+    from .utils.cli import fetch
 
     return fetch.main(argv)
 
@@ -63,4 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if not __package__:  # `python main.py` in a checkout: run it as the `sleuth` package
+        from utils.checkout import as_package
+
+        as_package()
+        from sleuth.main import main
     sys.exit(main())

@@ -12,12 +12,12 @@ import time
 
 from pocketflow import Node
 
-from utils.deadline import call_within
-from utils.engine.base import EngineResult
-from utils.research.actions import offered_actions, remap_decision
-from utils.research.feedback import rejected_sources
-from utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
-from utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
+from .utils.deadline import call_within
+from .utils.engine.base import EngineResult
+from .utils.research.actions import offered_actions, remap_decision
+from .utils.research.feedback import rejected_sources
+from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
+from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
 REPORT_GRACE_S = 15.0  # at most this (and a quarter of --time-limit) for an LLM report once time is spent
@@ -280,7 +280,7 @@ class WebCrawl(ToolNode):
         return {"session_id": shared["session_id"], "visited": list(shared["visited_urls"])}
 
     def run_tool(self, pending):
-        from utils.urls import normalize_url
+        from .utils.urls import normalize_url
 
         visited = set(pending["visited"])  # a list naming some visited URLs fetches only the new ones
         urls = [u for u in dict.fromkeys(split_urls(pending["query_or_url"])) if normalize_url(u) not in visited]
@@ -325,7 +325,7 @@ class WebCrawl(ToolNode):
             errors.append({"url": "(knowledge base)", "kind": "remember", "message": f"not remembered: {exc}"})
 
     def update_urls(self, shared, out):
-        from utils.urls import normalize_url
+        from .utils.urls import normalize_url
 
         visited = shared["visited_urls"]
         for u in out.get("fetched", []) + [it["url"] for it in out.get("items", [])]:
@@ -348,7 +348,7 @@ class KnowledgeBaseSearch(ToolNode):
         return {"session_id": shared["session_id"]}
 
     def run_tool(self, pending):
-        from utils.kb.links import follow
+        from .utils.kb.links import follow
 
         kb = self.rt.tools.kb()
         # Pages this very session read (research memory) are already among its sources: skip them.
@@ -478,15 +478,15 @@ class HITLOutput(SleuthNode):
         }
 
     def exec(self, ctx):
-        from utils.research.citations import verified_report
+        from .utils.research.citations import verified_report
 
         stream = self.rt.ui.report_chunk if self.rt.stream_report else None
         # Written, checked against the sources, and written once more by an LLM whose citations fail.
         return verified_report(lambda c, first: self.rt.engine.report(c, on_chunk=stream if first else None), ctx)
 
     def post(self, shared, ctx, out):
-        from utils.research.citations import summary
-        from utils.research.report import build_report
+        from .utils.research.citations import summary
+        from .utils.research.report import build_report
 
         for result in out.results:
             add_usage(shared, result.usage)

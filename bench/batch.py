@@ -19,6 +19,9 @@ from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
+
+as_package()
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
 
@@ -34,7 +37,7 @@ class SlowScriptedLLM:
         time.sleep(self.latency)  # stands in for the network round trip of a real LLM call
 
     def decide(self, ctx):
-        from utils.engine.base import EngineResult
+        from sleuth.utils.engine.base import EngineResult
 
         self._wait()
         if not ctx["history"]:
@@ -46,21 +49,21 @@ class SlowScriptedLLM:
         return EngineResult(d, self.name, usage={"calls": 1, "total": 100})
 
     def analyze(self, ctx):
-        from utils.engine.offline import OfflineEngine
+        from sleuth.utils.engine.offline import OfflineEngine
 
         self._wait()
         return OfflineEngine().analyze(ctx)
 
     def report(self, ctx, on_chunk=None):
-        from utils.engine.offline import OfflineEngine
+        from sleuth.utils.engine.offline import OfflineEngine
 
         self._wait()
         return OfflineEngine().report(ctx)
 
 
 def run(jobs: int, questions: list[str], latency: float, web, data_dir: Path) -> tuple[float, list[dict]]:
-    from utils.cli import batch
-    from utils.config import Settings
+    from sleuth.utils.cli import batch
+    from sleuth.utils.config import Settings
 
     settings = Settings(
         engine="offline",
@@ -73,8 +76,8 @@ def run(jobs: int, questions: list[str], latency: float, web, data_dir: Path) ->
         remember=False,
         confidence=0.99,
     )
-    from flow import run_flow
-    from utils.cli import runner
+    from sleuth.flow import run_flow
+    from sleuth.utils.cli import runner
 
     real = runner.make_runtime
 

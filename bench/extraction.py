@@ -37,6 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
+
+as_package()
 
 SAMPLE = ROOT.parent / "shared" / "eval" / "article-extraction-sample"
 _WORD = re.compile(r"\w+")
@@ -190,7 +193,7 @@ def _mean(values: list[float]) -> float:
 
 
 def ours(html: bytes, url: str) -> str:
-    from utils.web.extract import extract
+    from sleuth.utils.web.extract import extract
 
     return extract(html, url).text
 

@@ -34,6 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
+
+as_package()
 
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
@@ -68,7 +71,7 @@ def evaluate(kb, questions: list[dict], mode: str, depth: int = 40, top: int = 1
 
 
 def build_eval_kb(folder: Path, eval_dir: Path = EVAL):
-    from utils.kb.store import KnowledgeBase
+    from sleuth.utils.kb.store import KnowledgeBase
 
     kb = KnowledgeBase(folder)
     report = kb.ingest_paths([eval_dir / "wiki"])
@@ -76,7 +79,7 @@ def build_eval_kb(folder: Path, eval_dir: Path = EVAL):
 
 
 def _sentences(eval_dir: Path = EVAL) -> list[str]:
-    from utils.text import split_sentences
+    from sleuth.utils.text import split_sentences
 
     sents: list[str] = []
     pages = eval_dir / "pages.jsonl"
@@ -147,8 +150,8 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
     """One ingest + query run; prints it and returns the headline numbers."""
     import numpy as np
 
-    from utils.kb.store import SEARCH_MODES, KnowledgeBase
-    from utils.kb.write import Doc, sha256_hex
+    from sleuth.utils.kb.store import SEARCH_MODES, KnowledgeBase
+    from sleuth.utils.kb.write import Doc, sha256_hex
 
     texts = _synthetic_documents(n_chunks)
     print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), default embedding, embedded Chroma")
@@ -215,7 +218,7 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
 
 
 def bench_quality() -> None:
-    from utils.kb.store import DEFAULT_SEARCH_MODE, SEARCH_MODES
+    from sleuth.utils.kb.store import DEFAULT_SEARCH_MODE, SEARCH_MODES
 
     if not EVAL.is_dir():
         print(f"quality: {EVAL} is missing; skipped")

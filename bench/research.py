@@ -33,6 +33,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
+
+as_package()
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
 
@@ -62,12 +65,12 @@ def main() -> int:
 
     from localweb import LocalWeb
 
-    from flow import run_flow
-    from utils.cli.ui import PlainUI
-    from utils.config import Settings, parse_tools
-    from utils.engine.factory import make_engine
-    from utils.research.state import new_shared
-    from utils.runtime import Runtime, Tools
+    from sleuth.flow import run_flow
+    from sleuth.utils.cli.ui import PlainUI
+    from sleuth.utils.config import Settings, parse_tools
+    from sleuth.utils.engine.factory import make_engine
+    from sleuth.utils.research.state import new_shared
+    from sleuth.utils.runtime import Runtime, Tools
 
     questions = [json.loads(x) for x in (EVAL / "questions.jsonl").read_text().splitlines() if x]
     parity = {"all": None, "even": 0, "odd": 1}[args.split]

@@ -11,6 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from utils.checkout import as_package  # noqa: E402 - the checkout is imported as the `sleuth` package
+
+as_package()
 
 SHARED = ROOT.parent / "shared"
 

@@ -9,10 +9,10 @@ import io
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from utils.cli.ui import PlainUI
-from utils.config import Settings
-from utils.engine.base import EngineResult
-from utils.runtime import Runtime
+from sleuth.utils.cli.ui import PlainUI
+from sleuth.utils.config import Settings
+from sleuth.utils.engine.base import EngineResult
+from sleuth.utils.runtime import Runtime
 
 
 class ScriptedEngine:
@@ -151,7 +151,7 @@ class FakeTools:
 
 
 def make_rt(engine, tmp_path=None, fake_tools=None, feedback=None, **settings_kw) -> Runtime:
-    from utils.sessions import SessionStore
+    from sleuth.utils.sessions import SessionStore
 
     s = Settings(data_dir=tmp_path or __import__("pathlib").Path("/nonexistent"), **settings_kw)
     ui = PlainUI(err=io.StringIO(), out=io.StringIO())

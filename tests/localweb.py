@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from utils.text import content_terms, stem
+from sleuth.utils.text import content_terms, stem
 
 
 class PageIndex:

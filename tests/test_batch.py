@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from conftest import web_env
 
-from utils.cli.batch import EXIT_SOME_FAILED, parse_questions
+from sleuth.utils.cli.batch import EXIT_SOME_FAILED, parse_questions
 
 
 def test_parse_questions_skips_blanks_and_comments():
@@ -69,9 +69,9 @@ def test_all_good_batch_exits_zero_and_unordered_prints_everything(cli, web):
 
 
 def test_a_failing_question_gives_an_error_record_and_the_batch_goes_on(monkeypatch, tmp_path):
-    from flow import run_flow as real
-    from utils.cli import batch
-    from utils.config import Settings
+    from sleuth.flow import run_flow as real
+    from sleuth.utils.cli import batch
+    from sleuth.utils.config import Settings
 
     def flaky(rt, shared, start):
         if "explode" in shared["original_query"]:
@@ -89,9 +89,9 @@ def test_a_failing_question_gives_an_error_record_and_the_batch_goes_on(monkeypa
 
 
 def test_batch_output_file_keeps_every_report_in_input_order(tmp_path):
-    from flow import run_flow
-    from utils.cli import batch
-    from utils.config import Settings
+    from sleuth.flow import run_flow
+    from sleuth.utils.cli import batch
+    from sleuth.utils.config import Settings
 
     def flaky(rt, shared, start):
         if "explode" in shared["original_query"]:

@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from utils.web.cache import DB_NAME, Cache, open_cache
+from sleuth.utils.web.cache import DB_NAME, Cache, open_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,7 +70,7 @@ def test_corrupt_file_is_moved_aside_and_rebuilt(data_dir, caplog):
     folder = data_dir / "cache"
     folder.mkdir()
     (folder / DB_NAME).write_bytes(b"this is not a sqlite database" * 200)
-    with caplog.at_level(logging.WARNING, logger="utils.web.cache"):
+    with caplog.at_level(logging.WARNING, logger="sleuth.utils.web.cache"):
         c = Cache(folder)
         c.set("page", "k", "v")
         assert c.get("page", "k") == "v"
@@ -90,7 +90,7 @@ def test_file_corrupted_while_open_is_recovered(data_dir, caplog):
     (data_dir / "cache" / DB_NAME).write_bytes(b"\x00garbage" * 1000)
     for side in ("-wal", "-shm"):
         (data_dir / "cache" / (DB_NAME + side)).unlink(missing_ok=True)
-    with caplog.at_level(logging.WARNING, logger="utils.web.cache"):
+    with caplog.at_level(logging.WARNING, logger="sleuth.utils.web.cache"):
         assert c.get("page", "k") is None  # lost, but no exception
         c.set("page", "k", "v2")
     assert c.get("page", "k") == "v2"
@@ -120,7 +120,9 @@ def test_concurrent_writers_from_threads(data_dir):
 _WRITER = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from utils.web.cache import Cache
+from utils.checkout import as_package
+as_package()
+from sleuth.utils.web.cache import Cache
 c = Cache(sys.argv[2])
 tag = sys.argv[3]
 for i in range(150):

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 import pytest
 from fakes import FakeTools, ScriptedEngine, make_rt
 
-from flow import run_flow
-from utils.cli.research import result_json
-from utils.engine.base import EngineResult
-from utils.research.citations import EXCERPT_MAX, cited_claims, flag, merge_excerpt, verify
-from utils.research.report import build_report
-from utils.research.state import add_source, new_shared
+from sleuth.flow import run_flow
+from sleuth.utils.cli.research import result_json
+from sleuth.utils.engine.base import EngineResult
+from sleuth.utils.research.citations import EXCERPT_MAX, cited_claims, flag, merge_excerpt, verify
+from sleuth.utils.research.report import build_report
+from sleuth.utils.research.state import add_source, new_shared
 
 CURIE = (
     "Marie Curie was a Polish and naturalised-French physicist and chemist. "
@@ -92,7 +92,7 @@ def test_the_sources_list_shows_the_supporting_quote_or_the_failure():
     shared = {**new_shared("Who was Marie Curie?"), "sources": [dict(s, tool="kb", kind="internal") for s in SOURCES]}
     answer = "Marie Curie was born in Warsaw [1]. The Danube flows through Vienna [1]."
     v = verify(answer, shared["sources"])
-    from utils.research.citations import summary
+    from sleuth.utils.research.citations import summary
 
     shared["citations"] = summary(v)
     report = build_report(shared, flag(answer, v))
@@ -182,10 +182,10 @@ QUESTIONS = 6
 
 
 def _offline_runs(web, tools_csv: str, data_dir: Path) -> list[dict]:
-    from utils.cli.ui import PlainUI
-    from utils.config import Settings, parse_tools
-    from utils.engine.offline import OfflineEngine
-    from utils.runtime import Runtime, Tools
+    from sleuth.utils.cli.ui import PlainUI
+    from sleuth.utils.config import Settings, parse_tools
+    from sleuth.utils.engine.offline import OfflineEngine
+    from sleuth.utils.runtime import Runtime, Tools
 
     s = Settings(
         engine="offline",

@@ -7,7 +7,7 @@ import argparse
 import pytest
 from conftest import ROOT
 
-from utils.config import ENV_VARS, add_common_args, load_settings
+from sleuth.utils.config import ENV_VARS, add_common_args, load_settings
 
 
 def parse(argv):

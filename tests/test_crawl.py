@@ -7,11 +7,11 @@ from email.utils import formatdate
 
 import pytest
 
+from sleuth.utils.web.cache import Cache
+from sleuth.utils.web.decode import decode_body
+from sleuth.utils.web.fetcher import DEFAULT_UA, Fetcher, FetchResult
+from sleuth.utils.web.guard import check_url, default_resolve
 from tests.webfixtures import LocalServer, make_pdf, page, send
-from utils.web.cache import Cache
-from utils.web.decode import decode_body
-from utils.web.fetcher import DEFAULT_UA, Fetcher, FetchResult
-from utils.web.guard import check_url, default_resolve
 
 PUBLIC_IP = "93.184.216.34"  # what the fake resolver says "public.test" is
 
@@ -595,7 +595,7 @@ def _tls_files(tmp_path, names: list[str]):
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sleuth test CA")])
     ca = (

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from utils.web.extract import Extracted, extract
+from sleuth.utils.web.extract import Extracted, extract
 
 P1 = (
     "The city council voted on Tuesday to approve a new budget for public transport, ending months of debate "

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from utils.web import extract_second
-from utils.web.extract import extract
+from sleuth.utils.web import extract_second
+from sleuth.utils.web.extract import extract
 
 STORY = (
     "The harbour authority confirmed on Monday that the old ferry terminal will close at the end of the "

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sleuth.utils.cli import fetch as fetch_cli
 from tests.webfixtures import LocalServer, page, send
-from utils.cli import fetch as fetch_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from fakes import FakeSearch, FakeTools, ScriptedEngine, make_rt
 
-from flow import run_flow
-from utils.engine.offline import OfflineEngine
-from utils.engine.resilient import LOW_CONFIDENCE_CAP, ResilientEngine
-from utils.research.state import new_shared
+from sleuth.flow import run_flow
+from sleuth.utils.engine.offline import OfflineEngine
+from sleuth.utils.engine.resilient import LOW_CONFIDENCE_CAP, ResilientEngine
+from sleuth.utils.research.state import new_shared
 
 
 def run(engine, tmp_path=None, query="What is Sleuth?", fake_tools=None, feedback=None, **kw):
@@ -164,7 +164,7 @@ def test_feedback_restarts_the_loop_and_reaches_the_next_decision(tmp_path):
 
 
 def test_feedback_rejecting_a_source_excludes_it():
-    from utils.research.feedback import rejected_sources
+    from sleuth.utils.research.feedback import rejected_sources
 
     assert rejected_sources("the second source is outdated", 3) == [2]
     assert rejected_sources("ignore [3], it is spam", 3) == [3]
@@ -259,9 +259,9 @@ def test_kb_search_skips_pages_this_session_already_read():
 
 
 def test_every_stop_reason_has_a_report_text_and_the_decision_schema_uses_the_action_vocabulary():
-    from utils.engine.base import DecisionModel
-    from utils.research.actions import ACTIONS, STOP_REASONS
-    from utils.research.report import STOP_TEXT
+    from sleuth.utils.engine.base import DecisionModel
+    from sleuth.utils.research.actions import ACTIONS, STOP_REASONS
+    from sleuth.utils.research.report import STOP_TEXT
 
     assert set(STOP_TEXT) == set(STOP_REASONS)
     assert DecisionModel.model_json_schema()["properties"]["next_action"]["enum"] == list(ACTIONS)

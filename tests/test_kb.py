@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from webfixtures import make_pdf
 
-from utils.kb.chunking import PIECE_SEP, chunk_spans, chunk_text
-from utils.kb.store import EmbeddingMismatch, KBError, KnowledgeBase
+from sleuth.utils.kb.chunking import PIECE_SEP, chunk_spans, chunk_text
+from sleuth.utils.kb.store import EmbeddingMismatch, KBError, KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -173,7 +173,7 @@ def test_chunk_text_keeps_sentences_whole_and_sized():
 
 
 def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks():
-    from utils.text import analyze
+    from sleuth.utils.text import analyze
 
     text = "\n\n".join(
         " ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30)) for p in range(6)
@@ -190,7 +190,7 @@ def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks
 def test_hash_vectors_do_not_depend_on_the_batch():
     import numpy as np
 
-    from utils.kb.embeddings import hash_vectors
+    from sleuth.utils.kb.embeddings import hash_vectors
 
     texts = [
         f"Record {i}: the {['red', 'green', 'blue'][i % 3]} kite number {i * 7} flew over hill {i % 11}."
@@ -216,7 +216,7 @@ def _page(i: int) -> str:
 
 def _sqlite_ranking(kb: KnowledgeBase, query: str, k: int) -> list[tuple[int, float]]:
     """(rowid, raw BM25) best first by SQLite FTS5's own bm25() (title weighted 2): the reference."""
-    from utils.text import analyze
+    from sleuth.utils.text import analyze
 
     match = " OR ".join(f'"{t}"' for t in dict.fromkeys(analyze(query)))
     con = sqlite3.connect(kb.lexical_file)
@@ -239,7 +239,7 @@ def _ids(kb: KnowledgeBase, rowids: list[int]) -> list[str]:
 
 
 def test_bm25_ranks_and_scores_like_sqlite_fts5_while_the_kb_changes(kb, data_dir):
-    from utils.text import analyze
+    from sleuth.utils.text import analyze
 
     queries = [
         "amber cedar fjord",
@@ -367,7 +367,7 @@ def test_opening_with_another_embedding_is_a_clear_error(kb, corpus, data_dir):
 def test_minilm_without_its_model_fails_fast_with_a_clear_error(tmp_path, data_dir, monkeypatch):
     from chromadb.utils.embedding_functions import ONNXMiniLM_L6_V2
 
-    from utils.kb.embeddings import EmbeddingUnavailable
+    from sleuth.utils.kb.embeddings import EmbeddingUnavailable
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -408,7 +408,7 @@ class _FakeGemini(BaseHTTPRequestHandler):
 
 
 def test_gemini_embedding_through_a_local_endpoint(data_dir):
-    from utils.config import load_settings
+    from sleuth.utils.config import load_settings
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _FakeGemini)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
@@ -433,7 +433,7 @@ def test_gemini_embedding_through_a_local_endpoint(data_dir):
 
 
 def test_hash_embedding_is_the_same_in_every_process():
-    from utils.kb.embeddings import hash_vectors
+    from sleuth.utils.kb.embeddings import hash_vectors
 
     code = "from utils.kb.embeddings import hash_vectors; print(hash_vectors(['Zebras graze the savanna'])[0].tolist())"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -520,7 +520,7 @@ def test_chunks_keep_headings_and_paragraphs_apart():
 def test_chunks_fit_the_selected_embeddings_window(shared_eval, monkeypatch):
     """MiniLM reads 256 word pieces: its chunks stay under ~190 words (~1.33 pieces a word), while
     the window-less hash embedding keeps the larger default chunks. The KB passes the size on."""
-    from utils.kb.chunking import DEFAULT_SIZE, chunk_size_for, max_chunk_words
+    from sleuth.utils.kb.chunking import DEFAULT_SIZE, chunk_size_for, max_chunk_words
 
     pages = [json.loads(x)["text"] for x in (shared_eval / "hotpotqa-dev100" / "pages.jsonl").open()]
     text = "\n\n".join(pages[:300])  # a long, real document: many sentences of every length
@@ -534,11 +534,11 @@ def test_chunks_fit_the_selected_embeddings_window(shared_eval, monkeypatch):
 
 
 def test_the_kb_chunks_with_the_size_of_its_embedding(shared_eval, tmp_path, monkeypatch):
-    from utils.kb.chunking import chunk_size_for, max_chunk_words
+    from sleuth.utils.kb.chunking import chunk_size_for, max_chunk_words
 
     asked = []
     monkeypatch.setattr(
-        "utils.kb.store.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
+        "sleuth.utils.kb.store.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
     )  # the hash embedding runs here; MiniLM's model cannot be downloaded in tests
     pages = [json.loads(x)["text"] for x in (shared_eval / "hotpotqa-dev100" / "pages.jsonl").open()]
     kb = KnowledgeBase(tmp_path / "kb")

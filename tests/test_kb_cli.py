@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sleuth.utils.cli.kb import main
 from tests.test_kb import write_corpus
-from utils.cli.kb import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

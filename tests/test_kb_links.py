@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from flow import run_flow
-from utils.kb.links import linked_sources
-from utils.research.state import new_shared
+from sleuth.flow import run_flow
+from sleuth.utils.kb.links import linked_sources
+from sleuth.utils.research.state import new_shared
 
 QUESTION = "Which city is home to the person who founded the Alpha Lantern film studio?"
 
@@ -53,10 +53,10 @@ def test_links_of_an_ingested_page_lead_to_ingested_documents_only(tmp_path):
 
 
 def test_a_kb_step_reaches_the_linked_page_and_the_report_cites_both_halves(tmp_path):
-    from utils.cli.ui import PlainUI
-    from utils.config import Settings, parse_tools
-    from utils.engine.offline import OfflineEngine
-    from utils.runtime import Runtime, Tools
+    from sleuth.utils.cli.ui import PlainUI
+    from sleuth.utils.config import Settings, parse_tools
+    from sleuth.utils.engine.offline import OfflineEngine
+    from sleuth.utils.runtime import Runtime, Tools
 
     wiki = write_site(tmp_path)
     s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)

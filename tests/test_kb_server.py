@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-import utils.kb.sync as kbsync
+import sleuth.utils.kb.sync as kbsync
+from sleuth.utils.kb.store import EmbeddingMismatch, KnowledgeBase
 from tests.test_kb import write_corpus
-from utils.kb.store import EmbeddingMismatch, KnowledgeBase
 
 CHROMA = Path(sys.executable).with_name("chroma")
 
@@ -119,7 +119,7 @@ def test_server_kb_refuses_another_embedding_and_resets(chroma_url, collection, 
 
 
 def test_cli_with_chroma_url(chroma_url, tmp_path, monkeypatch, capsys):
-    from utils.cli.kb import main
+    from sleuth.utils.cli.kb import main
 
     monkeypatch.chdir(tmp_path)
     corpus = write_corpus(tmp_path / "docs")

@@ -225,7 +225,7 @@ def test_batch_of_three_with_two_jobs_answers_all(lab):
 
 
 def test_report_streams_from_the_real_server(llama_server):
-    from utils.engine.openai import OpenAIEngine
+    from sleuth.utils.engine.openai import OpenAIEngine
 
     chunks: list[str] = []
     eng = OpenAIEngine(model=ALIAS, base_url=llama_server, context_tokens=WINDOW)
@@ -242,9 +242,9 @@ def test_report_streams_from_the_real_server(llama_server):
 def test_timeout_fires_against_the_real_server(llama_server):
     import openai
 
-    from utils.engine.offline import OfflineEngine
-    from utils.engine.openai import OpenAIEngine
-    from utils.engine.resilient import ResilientEngine
+    from sleuth.utils.engine.offline import OfflineEngine
+    from sleuth.utils.engine.openai import OpenAIEngine
+    from sleuth.utils.engine.resilient import ResilientEngine
 
     ctx = {"query": QUESTIONS[0], "actions": ["search_duckduckgo", "send_to_hitl"], "history": [], "facts": []}
     eng = OpenAIEngine(model=ALIAS, base_url=llama_server, context_tokens=WINDOW, timeout_s=0.05, max_retries=0)

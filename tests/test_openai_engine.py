@@ -10,12 +10,12 @@ import openai
 import pytest
 from openai_fake import FakeOpenAI, Reply, kind_of, prompt_of, response_format
 
-from utils.engine.context import CHAT_OVERHEAD, estimate_tokens
-from utils.engine.offline import OfflineEngine
-from utils.engine.openai import OpenAIEngine
-from utils.engine.parse import ParseError, ThinkFilter, extract_json
-from utils.engine.resilient import ResilientEngine
-from utils.errors import EngineError
+from sleuth.utils.engine.context import CHAT_OVERHEAD, estimate_tokens
+from sleuth.utils.engine.offline import OfflineEngine
+from sleuth.utils.engine.openai import OpenAIEngine
+from sleuth.utils.engine.parse import ParseError, ThinkFilter, extract_json
+from sleuth.utils.engine.resilient import ResilientEngine
+from sleuth.utils.errors import EngineError
 
 DECISION = {"next_action": "search_duckduckgo", "query_or_url": "sleuth research agent", "reasoning": "start"}
 ANALYSIS = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from sleuth.utils.web.fetcher import DEFAULT_UA, Fetcher, robots_allows, robots_token
 from tests.webfixtures import LocalServer, page, send
-from utils.web.fetcher import DEFAULT_UA, Fetcher, robots_allows, robots_token
 
 CASES = [
     # (robots.txt, path, allowed?)

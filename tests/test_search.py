@@ -8,9 +8,9 @@ from datetime import datetime
 
 import pytest
 
+from sleuth.utils.web.cache import Cache
+from sleuth.utils.web.search import SearchClient, SearchOutcome, SearchResult, normalize_url
 from tests.webfixtures import LocalServer, cse_error, cse_json, ddg_html, send
-from utils.web.cache import Cache
-from utils.web.search import SearchClient, SearchOutcome, SearchResult, normalize_url
 
 DDG_RESULTS = [
     ("Agents survey", "https://www.example.com/survey?utm_source=ddg", "A survey of <b>LLM agents</b>."),

@@ -10,13 +10,13 @@ import pytest
 from fakes import FakeTools, ScriptedEngine, make_rt
 from gemini_fake import FakeGemini, grounded_response
 
-from flow import run_flow
+from sleuth.flow import run_flow
+from sleuth.utils.config import Settings, load_settings
+from sleuth.utils.research.actions import offered_actions
+from sleuth.utils.research.state import new_shared
+from sleuth.utils.web.fetcher import Fetcher
+from sleuth.utils.web.search import SearchClient
 from tests.webfixtures import LocalServer, cse_json, ddg_html, page, send
-from utils.config import Settings, load_settings
-from utils.research.actions import offered_actions
-from utils.research.state import new_shared
-from utils.web.fetcher import Fetcher
-from utils.web.search import SearchClient
 
 REDIRECT = "https://vertexaisearch.cloud.google.com/grounding-api-redirect/"
 ANSWER = "Ada Lovelace wrote the first published program. She worked with Babbage on the Analytical Engine."

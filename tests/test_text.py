@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import unicodedata
 
-from utils.text import analyze, fold, split_sentences, stem, term_set, tokenize
+from sleuth.utils.text import analyze, fold, split_sentences, stem, term_set, tokenize
 
 
 def test_stemming_matches_word_forms():

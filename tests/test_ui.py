@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from utils.cli.ui import PlainUI, RichUI, make_ui, safe_text
+from sleuth.utils.cli.ui import PlainUI, RichUI, make_ui, safe_text
 
 EVIL = "Title \x1b]0;pwned\x07 [bold red]FAKE[/bold red] \x1b[31mred\x1b[0m \u202eevil"
 

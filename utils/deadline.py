@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from utils.errors import TimeLimitExceeded
+from .errors import TimeLimitExceeded
 
 
 def call_within(seconds: float | None, fn: Callable[..., Any], *args, **kwargs) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from utils.config import Settings
+from .config import Settings
 
 
 class Tools:
@@ -26,7 +26,7 @@ class Tools:
     def cache(self):
         with self._lock:
             if self._cache is None:
-                from utils.web.cache import Cache
+                from .web.cache import Cache
 
                 s = self.settings
                 self._cache = Cache(s.data_dir / "cache", ttl=s.cache_ttl, enabled=not s.no_cache)
@@ -35,7 +35,7 @@ class Tools:
     def search(self):
         with self._lock:
             if self._search is None:
-                from utils.web.search import SearchClient
+                from .web.search import SearchClient
 
                 self._search = SearchClient.from_settings(self.settings, cache=self.cache())
             return self._search
@@ -43,7 +43,7 @@ class Tools:
     def fetcher(self):
         with self._lock:
             if self._fetcher is None:
-                from utils.web.fetcher import Fetcher
+                from .web.fetcher import Fetcher
 
                 s = self.settings
                 self._fetcher = Fetcher(
@@ -57,7 +57,7 @@ class Tools:
     def kb(self):
         with self._lock:
             if self._kb is None:
-                from utils.kb.store import KnowledgeBase
+                from .kb.store import KnowledgeBase
 
                 self._kb = KnowledgeBase.for_settings(self.settings)
             return self._kb
@@ -70,7 +70,7 @@ class Tools:
             if self.settings.chroma_url:
                 n = self.kb().count()
             else:
-                from utils.kb.store import KnowledgeBase
+                from .kb.store import KnowledgeBase
 
                 n = KnowledgeBase.quick_count(self.settings.data_dir / "kb")
         except Exception:  # noqa: BLE001 - an unreachable KB is simply not offered

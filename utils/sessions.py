@@ -10,7 +10,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from utils.errors import SessionNotFound
+from .errors import SessionNotFound
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
@@ -26,7 +26,7 @@ class SessionStore:
         return self.dir / f"{session_id}.json"
 
     def save(self, shared: dict) -> Path:
-        from utils.research.state import now_iso
+        from .research.state import now_iso
 
         shared["updated_at"] = now_iso()
         data = json.dumps(shared, ensure_ascii=False, indent=1)

@@ -9,8 +9,8 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TextIO
 
-from utils.cli.output import EXIT_INTERRUPTED, json_text
-from utils.cli.output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
+from .output import EXIT_INTERRUPTED, json_text
+from .output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
 
 
 def parse_questions(lines) -> list[dict]:
@@ -35,8 +35,8 @@ def parse_questions(lines) -> list[dict]:
 
 
 def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    from utils.cli.runner import make_runtime, new_session, result_json, write_reports
-    from utils.cli.ui import make_ui
+    from .runner import make_runtime, new_session, result_json, write_reports
+    from .ui import make_ui
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from utils.cli.output import out, out_json
-from utils.config import add_common_args, load_settings
+from ..config import add_common_args, load_settings
+from .output import out, out_json
 
 PROG = "sleuth fetch"
 
@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         out(f"{PROG}: error: {exc}", stream=sys.stderr)
         return 2
 
-    from utils.web.cache import open_cache
-    from utils.web.fetcher import Fetcher
+    from ..web.cache import open_cache
+    from ..web.fetcher import Fetcher
 
     cache = open_cache(settings.data_dir, ttl=settings.cache_ttl, no_cache=settings.no_cache)
     fetcher = Fetcher.from_settings(settings, cache=cache)

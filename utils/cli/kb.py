@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from utils.cli.output import EXIT_USAGE, err, out, out_json
-from utils.config import add_common_args, load_settings
+from ..config import add_common_args, load_settings
+from .output import EXIT_USAGE, err, out, out_json
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,7 +44,7 @@ def _err(msg: str) -> None:
 
 
 def _ingest(kb, paths: list[str]) -> int:
-    from utils.kb.store import IngestReport
+    from ..kb.store import IngestReport
 
     report: IngestReport
     if sys.stderr.isatty():
@@ -141,7 +141,7 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:
         _err(f"error: {exc}")
         return 2
-    from utils.kb.store import KBError, KnowledgeBase
+    from ..kb.store import KBError, KnowledgeBase
 
     kb = KnowledgeBase.for_settings(settings)
     try:
@@ -158,7 +158,7 @@ def main(argv: list[str]) -> int:
         _err(f"error: {exc}")
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - e.g. EmbeddingUnavailable, a Chroma server that went away
-        from utils.kb.embeddings import EmbeddingUnavailable
+        from ..kb.embeddings import EmbeddingUnavailable
 
         if isinstance(exc, EmbeddingUnavailable):
             _err(f"error: {exc}")

@@ -7,14 +7,14 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from utils.cli.output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err, out_json
-from utils.cli.runner import make_runtime, new_session, one_shot, result_json, settings_or_exit, write_output
+from .output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err, out_json
+from .runner import make_runtime, new_session, one_shot, result_json, settings_or_exit, write_output
 
 RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from utils.config import add_common_args, add_engine_args
+    from ..config import add_common_args, add_engine_args
 
     p = argparse.ArgumentParser(
         prog="sleuth",
@@ -58,11 +58,11 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     question = " ".join(args.question).strip()
 
     if args.batch or (not question and not args.resume and not stdin_tty):
-        from utils.cli.batch import run_batch
+        from .batch import run_batch
 
         return run_batch(args, settings, run_flow)
 
-    from utils.cli.ui import make_ui
+    from .ui import make_ui
 
     interactive = stdin_tty and sys.stdout.isatty() and not args.json
     ui = make_ui(plain=args.plain, quiet=args.quiet or False, show_report=not args.json)
@@ -77,7 +77,7 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     rt.stream_report = interactive and bool(getattr(rt.engine, "streams", False))
 
     if args.resume:
-        from utils.errors import SessionNotFound
+        from ..errors import SessionNotFound
 
         try:
             shared = rt.store.load(args.resume)

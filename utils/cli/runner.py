@@ -3,11 +3,11 @@ the JSON record of a result, and the report file."""
 
 from __future__ import annotations
 
-from utils.cli.output import EXIT_USAGE, err
+from .output import EXIT_USAGE, err
 
 
 def settings_or_exit(args):
-    from utils.config import load_settings
+    from ..config import load_settings
 
     try:
         return load_settings(args)
@@ -17,10 +17,10 @@ def settings_or_exit(args):
 
 
 def make_runtime(settings, ui, feedback=None, store=True):
-    from utils.engine.factory import make_engine
-    from utils.errors import EngineError
-    from utils.runtime import Runtime, Tools
-    from utils.sessions import SessionStore
+    from ..engine.factory import make_engine
+    from ..errors import EngineError
+    from ..runtime import Runtime, Tools
+    from ..sessions import SessionStore
 
     try:
         engine = make_engine(settings, warn=ui.warn)
@@ -60,7 +60,7 @@ def result_json(shared: dict) -> dict:
 
 
 def new_session(rt, query: str) -> dict:
-    from utils.research.state import new_shared
+    from ..research.state import new_shared
 
     shared = new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
     shared["model"] = getattr(rt.engine, "model", None)

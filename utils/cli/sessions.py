@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from utils.cli.output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err, out, out_json
+from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err, out, out_json
 
 
 def main(argv: list[str]) -> int:
-    from utils.config import add_common_args
+    from ..config import add_common_args
 
     p = argparse.ArgumentParser(prog="sleuth sessions", description="List, show and export saved sessions.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -24,9 +24,9 @@ def main(argv: list[str]) -> int:
     for q in (lp, sp, ep):
         add_common_args(q)
     args = p.parse_args(argv)
-    from utils.cli.runner import settings_or_exit, write_output
-    from utils.errors import SessionNotFound
-    from utils.sessions import SessionStore
+    from ..errors import SessionNotFound
+    from ..sessions import SessionStore
+    from .runner import settings_or_exit, write_output
 
     settings = settings_or_exit(args)
 

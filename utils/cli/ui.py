@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from utils.cli.output import WRITE_LOCK as _WRITE_LOCK
-from utils.cli.output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
+from .output import WRITE_LOCK as _WRITE_LOCK
+from .output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
 
 
 class PlainUI:

@@ -20,9 +20,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from utils.engine.context import Section, pack
-from utils.errors import EngineError  # noqa: F401 - re-exported for the engines
-from utils.research.actions import ACTIONS
+from ..errors import EngineError  # noqa: F401 - re-exported for the engines
+from ..research.actions import ACTIONS
+from .context import Section, pack
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"  # the checkout and the installed package alike
 
@@ -103,7 +103,7 @@ def _chronological(lines: list[str]) -> str:
 
 
 def _terms(query: str) -> set[str]:
-    from utils.text import term_set
+    from ..text import term_set
 
     return term_set(query)
 

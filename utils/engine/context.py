@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from utils.errors import EngineError
+from ..errors import EngineError
 
 _PIECE = re.compile(r"[A-Za-z]+|\s+|.", re.S)
 CHAT_OVERHEAD = 24  # role markers and special tokens a chat template adds around one user message
@@ -62,7 +62,7 @@ def trim_to_tokens(text: str, budget: int, terms: set[str] | None = None) -> str
         return text
     if not terms:
         return _cut(text, budget)
-    from utils.text import split_sentences, term_set
+    from ..text import split_sentences, term_set
 
     sents = split_sentences(text)
     if len(sents) < 2:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from utils.engine.offline import OfflineEngine
-from utils.engine.pricing import engine_price
-from utils.engine.resilient import ResilientEngine
-from utils.errors import EngineError
+from ..errors import EngineError
+from .offline import OfflineEngine
+from .pricing import engine_price
+from .resilient import ResilientEngine
 
 
 def pick_engine(settings) -> tuple[str, str]:
@@ -33,7 +33,7 @@ def make_engine(settings, warn: Callable[[str], None] | None = None):
             warn(f"engine: offline ({why})")
         return offline
     if choice == "gemini":
-        from utils.engine.gemini import GeminiEngine
+        from .gemini import GeminiEngine
 
         if not settings.gemini_api_key:
             raise EngineError("--engine gemini needs GEMINI_API_KEY (set it in the environment or .env)")
@@ -47,7 +47,7 @@ def make_engine(settings, warn: Callable[[str], None] | None = None):
             price=settings.price or engine_price("gemini", model, settings.gemini_base_url),
         )
     else:
-        from utils.engine.openai import OpenAIEngine
+        from .openai import OpenAIEngine
 
         primary = OpenAIEngine(
             model=settings.model,

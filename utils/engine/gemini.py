@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ValidationError
 
-from utils.clients import gemini_client
-from utils.engine.base import (
+from ..clients import gemini_client
+from ..errors import EngineError
+from .base import (
     AnalyzerModel,
     DecisionModel,
     EngineResult,
@@ -17,9 +18,8 @@ from utils.engine.base import (
     render_decision_prompt,
     render_report_prompt,
 )
-from utils.engine.parse import ParseError, describe_error, parse_model
-from utils.engine.pricing import cost_usd
-from utils.errors import EngineError
+from .parse import ParseError, describe_error, parse_model
+from .pricing import cost_usd
 
 RETRY_STATUS = [408, 429, 500, 502, 503, 504]
 DEFAULT_CONTEXT = 32000  # tokens per prompt: far below Gemini's window, a cap on cost

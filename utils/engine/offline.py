@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
-from utils.engine.base import EngineResult
-from utils.research.feedback import feedback_terms
-from utils.text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
+from ..research.feedback import feedback_terms
+from ..text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
+from .base import EngineResult
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
 MAX_FACTS_PER_ITEM = 3

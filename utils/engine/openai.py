@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from utils.engine.base import (
+from ..errors import EngineError
+from .base import (
     AnalyzerModel,
     DecisionModel,
     EngineResult,
@@ -30,10 +31,9 @@ from utils.engine.base import (
     render_decision_prompt,
     render_report_prompt,
 )
-from utils.engine.context import CHAT_OVERHEAD, estimate_tokens
-from utils.engine.parse import ParseError, ThinkFilter, describe_error, parse_model, strip_think
-from utils.engine.pricing import cost_usd
-from utils.errors import EngineError
+from .context import CHAT_OVERHEAD, estimate_tokens
+from .parse import ParseError, ThinkFilter, describe_error, parse_model, strip_think
+from .pricing import cost_usd
 
 LADDER = ("json_schema", "json_object+schema", "json_object", "text")
 REFUSED = {400, 422, 500, 501}  # a server that cannot do a response format answers with one of these

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from utils.deadline import call_within
-from utils.engine.base import EngineResult
+from ..deadline import call_within
+from .base import EngineResult
 
 LOW_CONFIDENCE_CAP = 0.35  # an analysis made by the fallback engine never claims more than this
 

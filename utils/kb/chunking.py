@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from utils.text import split_sentences
+from ..text import split_sentences
 
 PIECE_SEP = "\n\n"  # between the sentences of a chunk: headings, list items and paragraphs stay apart
 TARGET_WORDS = 220

@@ -29,8 +29,8 @@ import threading
 from itertools import chain, repeat
 from urllib.parse import urlsplit
 
-from utils.errors import EmbeddingUnavailable
-from utils.text import analyze
+from ..errors import EmbeddingUnavailable
+from ..text import analyze
 
 EMBEDDINGS = ("hash", "minilm", "gemini")
 HASH_DIM = 1024
@@ -258,7 +258,7 @@ def embedding_classes() -> dict[str, type]:
                     if self._client is None:
                         if not self._api_key:
                             raise EmbeddingUnavailable("the gemini embedding needs GEMINI_API_KEY")
-                        from utils.clients import gemini_client
+                        from ..clients import gemini_client
 
                         self._client = gemini_client(self._api_key, self._base_url)
                     return self._client

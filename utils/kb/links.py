@@ -87,7 +87,7 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
     below the hit that linked to them."""
     import re
 
-    from utils.text import fold, term_set
+    from ..text import fold, term_set
 
     want = term_set(query)
     seen = {h.source for h in hits}

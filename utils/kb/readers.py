@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from utils.errors import KBError, PdfUnreadable
+from ..errors import KBError, PdfUnreadable
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ FILE_TYPES = {
 
 
 def _read_text(data: bytes, path: Path) -> tuple[str, str]:
-    from utils.web.decode import decode_body
+    from ..web.decode import decode_body
 
     if b"\x00" in data[:8192]:
         raise KBError("looks like a binary file, not text")
@@ -39,14 +39,14 @@ def _read_text(data: bytes, path: Path) -> tuple[str, str]:
 
 
 def _read_html(data: bytes, path: Path) -> tuple[str, str]:
-    from utils.web.extract import extract
+    from ..web.extract import extract
 
     ex = extract(data, url=path.absolute().as_uri())  # relative paths too
     return (ex.title or path.stem), ex.text
 
 
 def _read_pdf(data: bytes, path: Path) -> tuple[str, str]:
-    from utils.web.pdf import MAX_PAGES, read_pdf
+    from ..web.pdf import MAX_PAGES, read_pdf
 
     try:
         pdf = read_pdf(data)

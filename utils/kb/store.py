@@ -45,19 +45,19 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from utils.errors import EmbeddingMismatch, KBError
-from utils.kb import sync
-from utils.kb.bm25 import BM25
-from utils.kb.chunking import chunk_size_for
-from utils.kb.embeddings import EMBEDDINGS, HASH_DIM
-from utils.kb.hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
-from utils.kb.readers import read_file, walk
-from utils.kb.write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
-from utils.text import analyze
+from ..errors import EmbeddingMismatch, KBError
+from ..text import analyze
+from . import sync
+from .bm25 import BM25
+from .chunking import chunk_size_for
+from .embeddings import EMBEDDINGS, HASH_DIM
+from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
+from .readers import read_file, walk
+from .write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ _HIT_COLUMNS = "rid, id, source, chunk, title, text, content_hash, doc_hash, sou
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _slug(text: str) -> str:
@@ -184,7 +184,7 @@ class KnowledgeBase:
         with self._lock:
             if self._col is not None:
                 return self._col
-            from utils.kb.embeddings import embedding_classes
+            from .embeddings import embedding_classes
 
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
@@ -228,7 +228,7 @@ class KnowledgeBase:
             return col
 
     def _embedding_function(self):
-        from utils.kb.embeddings import get_embedding_function
+        from .embeddings import get_embedding_function
 
         return get_embedding_function(
             self.embedding, gemini_api_key=self._gemini_api_key, gemini_base_url=self._gemini_base_url
@@ -268,7 +268,7 @@ class KnowledgeBase:
     def _embed(self, pairs: list[tuple[str, str]], terms: list[list[str]] | None = None):
         """Vectors for (title, text) pairs; the hash embedding reuses already analysed terms."""
         if self.embedding == "hash":
-            from utils.kb.embeddings import hash_vectors_from_terms
+            from .embeddings import hash_vectors_from_terms
 
             if terms is None:
                 terms = [analyze(t) + analyze(x) for t, x in pairs]
@@ -446,7 +446,7 @@ class KnowledgeBase:
         """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
         with self._lock:
             if self._client is None:
-                from utils.kb.embeddings import embedding_classes
+                from .embeddings import embedding_classes
 
                 embedding_classes()
                 self._client = sync.make_client(self.chroma_url, self.path / "chroma")

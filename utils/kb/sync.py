@@ -19,8 +19,8 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from utils.errors import KBError
-from utils.kb.write import CHROMA_BATCH, ChunkRow, insert_chunks
+from ..errors import KBError
+from .write import CHROMA_BATCH, ChunkRow, insert_chunks
 
 log = logging.getLogger(__name__)
 

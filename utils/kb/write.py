@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import NamedTuple
 
-from utils.kb.chunking import DEFAULT_SIZE, PIECE_SEP, ChunkSize, chunk_spans
-from utils.text import analyze
+from ..text import analyze
+from .chunking import DEFAULT_SIZE, PIECE_SEP, ChunkSize, chunk_spans
 
 CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
 SQL_BATCH = 500  # sources per "IN (...)" query

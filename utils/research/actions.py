@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from utils.research.loopguard import split_urls
+from .loopguard import split_urls
 
 SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, HITL = (
     "search_duckduckgo",

@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from utils.text import STOPWORDS, content_terms, split_sentences, stem, tokenize
+from ..text import STOPWORDS, content_terms, split_sentences, stem, tokenize
 
 EXCERPT_CHARS = 6000  # text kept per source from one tool result (what an LLM analyzer is shown)
 EXCERPT_MAX = 9000  # per source in all, with the extracted sentences appended beyond the first window

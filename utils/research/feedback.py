@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from utils.text import content_terms
+from ..text import content_terms
 
 # Words that say something about the research itself rather than its subject (feedback).
 META_WORDS = frozenset(

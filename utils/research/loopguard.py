@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from utils.research.state import Shared, round_cost, round_iterations, round_reports
-from utils.text import normalize_query
+from ..text import normalize_query
+from .state import Shared, round_cost, round_iterations, round_reports
 
 STALL_WINDOW = 3  # analyses without improvement that count as a stall
 FAILURE_WINDOW = 3  # consecutive failed tool steps that stop the run
@@ -57,7 +57,7 @@ def post_decision_check(shared: Shared, action: str, query_or_url: str) -> tuple
     if action == "send_to_hitl":
         return None
     if action == "crawl_url":
-        from utils.urls import normalize_url
+        from ..urls import normalize_url
 
         urls = split_urls(query_or_url)
         visited = set(shared["visited_urls"])

@@ -9,7 +9,7 @@ from exactly this dict.
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal, TypedDict
 
 SCHEMA_VERSION = 1
@@ -115,11 +115,11 @@ class Shared(TypedDict, total=False):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def new_session_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
 def new_shared(
@@ -180,8 +180,8 @@ def add_source(
     source that named the redirect: it keeps its number, takes the final URL and records both.
     A bounded excerpt of `text` is kept to verify citations against.
     """
-    from utils.research.citations import EXCERPT_CHARS, merge_excerpt
-    from utils.urls import normalize_url
+    from ..urls import normalize_url
+    from .citations import EXCERPT_CHARS, merge_excerpt
 
     key = normalize_url(url) if kind == "external" else url
     if redirected_from and kind == "external" and normalize_url(redirected_from) != key:
@@ -219,7 +219,7 @@ def add_source(
 def keep_fact_text(shared: Shared, source: int, sentence: str, item_text: str) -> None:
     """A fact the analyzer took verbatim from beyond a source's excerpt joins the excerpt, so its
     citation can be verified; words that are not in the tool's output are never added."""
-    from utils.research.citations import merge_excerpt
+    from .citations import merge_excerpt
 
     if sentence not in item_text:
         return
@@ -230,7 +230,7 @@ def keep_fact_text(shared: Shared, source: int, sentence: str, item_text: str) -
 
 def add_candidates(shared: Shared, entries) -> None:
     """Remember URLs worth crawling ({"url", "title", "snippet"}), unless visited or already known."""
-    from utils.urls import normalize_url
+    from ..urls import normalize_url
 
     visited = set(shared["visited_urls"])
     known = {c["norm"] for c in shared["candidate_urls"]}

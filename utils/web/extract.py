@@ -35,10 +35,10 @@ import threading
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
-from utils.web.decode import decode_body
-from utils.web.extract_meta import meta_map, out_links, published_date, title_of
-from utils.web.extract_score import main_text
-from utils.web.extract_second import better_of
+from .decode import decode_body
+from .extract_meta import meta_map, out_links, published_date, title_of
+from .extract_score import main_text
+from .extract_second import better_of
 
 log = logging.getLogger(__name__)
 

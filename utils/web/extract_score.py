@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from utils.web.extract_dom import DROP_TAGS, HEADINGS, HIDDEN, STRONG, Block, segment
+from .extract_dom import DROP_TAGS, HEADINGS, HIDDEN, STRONG, Block, segment
 
 # Block classification.
 _GOOD_MIN_CHARS = 80  # prose block: at least this many characters...

@@ -13,7 +13,7 @@ import logging
 import re
 from collections import Counter
 
-from utils.web.extract_score import wide_re
+from .extract_score import wide_re
 
 _WORD = re.compile(r"\w+")
 _CONTAINED = 0.9
@@ -56,8 +56,8 @@ def _clean_text(summary: str, rejected: set[str] | frozenset[str]) -> str:
     nav/footer/aside or boilerplate-named elements, link lists, teaser lists, a headline before any prose."""
     from lxml import etree
 
-    from utils.web.extract_dom import DROP_TAGS, segment
-    from utils.web.extract_score import select
+    from .extract_dom import DROP_TAGS, segment
+    from .extract_score import select
 
     try:
         root = etree.fromstring(f"<html><body>{summary}</body></html>", parser=etree.HTMLParser())

@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from utils.errors import FetchError
-from utils.urls import normalize_url
-from utils.web.cache import Cache
-from utils.web.decode import codec_name as _codec
-from utils.web.decode import decode_body, parse_content_type
-from utils.web.guard import Dialer, Resolver, default_resolve, pinned_adapter, split_url, vet_host
-from utils.web.pdf import read_pdf
+from ..errors import FetchError
+from ..urls import normalize_url
+from .cache import Cache
+from .decode import codec_name as _codec
+from .decode import decode_body, parse_content_type
+from .guard import Dialer, Resolver, default_resolve, pinned_adapter, split_url, vet_host
+from .pdf import read_pdf
 
 log = logging.getLogger(__name__)
 
@@ -442,7 +442,7 @@ class Fetcher:
 
     @staticmethod
     def _extract_html(result: FetchResult, html: str, body: bytes, final_url: str) -> None:
-        from utils.web.extract import extract
+        from .extract import extract
 
         html = _XML_DECL.sub("", html, count=1)
         try:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from utils.errors import FetchError
+from ..errors import FetchError
 
 Resolver = Callable[[str, int], list[str]]
 Dialer = Callable[[str, int], tuple[str, int]]

@@ -12,7 +12,7 @@ import io
 import logging
 from dataclasses import dataclass
 
-from utils.errors import PdfUnreadable
+from ..errors import PdfUnreadable
 
 log = logging.getLogger(__name__)
 

@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from utils.errors import BACKEND_ERROR_KINDS as ERROR_KINDS  # noqa: F401
-from utils.errors import BackendError
-from utils.urls import normalize_url  # noqa: F401 - re-exported (one owner: utils.urls)
-from utils.web.backends.base import Backend, SearchResult
-from utils.web.backends.duckduckgo import DuckDuckGoBackend
-from utils.web.backends.google_cse import CSE_END, GoogleCSEBackend
-from utils.web.backends.google_grounding import GoogleGroundingBackend
-from utils.web.backends.searxng import SearxngBackend
-from utils.web.cache import Cache
+from ..errors import BACKEND_ERROR_KINDS as ERROR_KINDS  # noqa: F401
+from ..errors import BackendError
+from ..urls import normalize_url  # noqa: F401 - re-exported (one owner: utils.urls)
+from .backends.base import Backend, SearchResult
+from .backends.duckduckgo import DuckDuckGoBackend
+from .backends.google_cse import CSE_END, GoogleCSEBackend
+from .backends.google_grounding import GoogleGroundingBackend
+from .backends.searxng import SearxngBackend
+from .cache import Cache
 
 __all__ = ["SearchClient", "SearchOutcome", "SearchResult", "normalize_url", "TOOLS", "BACKENDS"]
 

@@ -13,8 +13,8 @@ import re
 import threading
 from urllib.parse import unquote
 
-from utils.errors import BackendError
-from utils.web.backends.base import Backend, SearchResult, now_iso
+from ...errors import BackendError
+from .base import Backend, SearchResult, now_iso
 
 # DuckDuckGo's "are you a robot" page (served with 202 or 200 instead of results).
 _BLOCK_MARKERS = ("anomaly-modal", "challenge-form", "cc=botnet", "unusual traffic", "captcha")

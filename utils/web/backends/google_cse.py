@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable
 from datetime import date
 
-from utils.config import CSE_END  # noqa: F401 - Google's announced end of the Custom Search JSON API
-from utils.errors import BackendError
-from utils.web.backends.base import Backend, SearchResult, now_iso
+from ...config import CSE_END  # noqa: F401 - Google's announced end of the Custom Search JSON API
+from ...errors import BackendError
+from .base import Backend, SearchResult, now_iso
 
 _QUOTA_REASONS = {
     "ratelimitexceeded",

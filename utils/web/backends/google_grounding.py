@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import threading
 
-from utils.errors import BackendError
-from utils.web.backends.base import Backend, SearchResult, clean, now_iso
+from ...errors import BackendError
+from .base import Backend, SearchResult, clean, now_iso
 
 PROMPT = (
     "Use Google Search to find web pages about the query below. Answer with one short factual "

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 
-from utils.errors import BackendError
-from utils.web.backends.base import Backend, SearchResult, now_iso
+from ...errors import BackendError
+from .base import Backend, SearchResult, now_iso
 
 
 class SearxngBackend(Backend):
