@@ -17,11 +17,16 @@ from __future__ import annotations
 import sys
 
 
+def _run_flow(rt, shared: dict, start: str) -> dict:
+    from .flow import run_flow  # the graph (pydantic, pocketflow) loads only when a question runs
+
+    return run_flow(rt, shared, start)
+
+
 def _research(argv: list[str]) -> int:
-    from .flow import run_flow
     from .utils.cli import research
 
-    return research.main(argv, run_flow=run_flow)
+    return research.main(argv, run_flow=_run_flow)
 
 
 def _batch(argv: list[str]) -> int:
