@@ -62,7 +62,7 @@ def run_flow(rt, shared: dict, start: str) -> dict:
     warnings.filterwarnings("ignore", message="Flow ends: 'done'")
     t0 = time.monotonic()
     base = shared.get("elapsed_ms", 0)
-    rt.start_round(shared)  # --time-limit and --max-tokens count from here (and again after feedback)
+    rt.start_round()  # --time-limit counts from here (and again after feedback)
     try:
         build_flow(rt, start).run(shared)
     except KeyboardInterrupt:

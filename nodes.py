@@ -69,9 +69,7 @@ class Decision(SleuthNode):
     def prep(self, shared):
         s = self.rt.settings
         rt = self.rt
-        forced = pre_decision_stop(
-            shared, s.confidence, s.max_iterations, rt.time_left(), rt.round_tokens(shared), s.max_tokens, s.max_cost
-        )
+        forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
         actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else ["send_to_hitl"]
         reports = shared["analyzer_reports"]
         ctx = {
@@ -557,7 +555,8 @@ class HumanFeedback(SleuthNode):
         shared["excluded_sources"] = sorted(excluded)
         shared["round_start_iteration"] = shared["iteration_count"]
         shared["round_start_cost"] = shared.get("cost_usd") or 0.0
+        shared["round_start_tokens"] = shared["token_usage"]["total"]
         shared["stop_reason"], shared["stop_detail"] = None, ""
         shared["status"] = "running"
-        self.rt.start_round(shared)  # the feedback round gets its own time and token budgets
+        self.rt.start_round()  # the feedback round gets its own time budget
         return RESEARCH

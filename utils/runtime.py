@@ -91,19 +91,15 @@ class Runtime:
     cancel: threading.Event = field(default_factory=threading.Event)  # set on Ctrl-C: jobs stop at their next step
     extra: dict = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() at which this round's --time-limit is spent
-    round_tokens_base: int = 0  # tokens spent before this round (for --max-tokens)
 
-    def start_round(self, shared: dict) -> None:
-        """A research round begins (a new question, a resumed session, feedback): its budgets restart."""
+    def start_round(self) -> None:
+        """A research run or feedback round begins: its wall-clock budget (--time-limit) restarts.
+        The step, token and cost budgets count from the round's start marks in the shared store."""
         limit = self.settings.time_limit
         self.deadline = time.monotonic() + limit if limit else None
-        self.round_tokens_base = int((shared.get("token_usage") or {}).get("total", 0))
 
     def time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
-
-    def round_tokens(self, shared: dict) -> int:
-        return int((shared.get("token_usage") or {}).get("total", 0)) - self.round_tokens_base
 
     def for_job(self, **changes) -> Runtime:
         """A copy for one batch job: same engine and tool clients, its own UI/feedback."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..text import normalize_query
-from .state import Shared, round_cost, round_iterations, round_reports
+from .state import Shared, round_cost, round_iterations, round_reports, round_tokens
 
 STALL_WINDOW = 3  # analyses without improvement that count as a stall
 FAILURE_WINDOW = 3  # consecutive failed tool steps that stop the run
@@ -22,16 +22,16 @@ def pre_decision_stop(
     threshold: float,
     max_iterations: int,
     time_left: float | None = None,
-    round_tokens: int = 0,
     max_tokens: int = 0,
     max_cost: float = 0.0,
 ) -> tuple[str, str] | None:
     """Reasons to stop before asking the engine anything. `time_left` is what remains of the round's
-    --time-limit (None: no limit); `round_tokens` the tokens this round has spent so far."""
+    --time-limit (None: no limit)."""
     if time_left is not None and time_left <= 0:
         return "time_limit", "the time limit for this round is spent"
-    if max_tokens and round_tokens >= max_tokens:
-        return "budget", f"reached --max-tokens {max_tokens} ({round_tokens} tokens this round)"
+    tokens = round_tokens(shared)
+    if max_tokens and tokens >= max_tokens:
+        return "budget", f"reached --max-tokens {max_tokens} ({tokens} tokens this round)"
     reports = round_reports(shared)
     if reports and shared["confidence_score"] >= threshold:
         return "confident", f"confidence {shared['confidence_score']:.2f} >= threshold {threshold:.2f}"

@@ -111,6 +111,7 @@ class Shared(TypedDict, total=False):
     token_usage: TokenUsage
     cost_usd: float | None  # estimated USD for the tokens spent; None once any call's price is unknown
     round_start_cost: float  # cost_usd when the current feedback round began (--max-cost is per round)
+    round_start_tokens: int  # token_usage.total when the current feedback round began (--max-tokens)
     elapsed_ms: int
 
 
@@ -156,6 +157,7 @@ def new_shared(
         token_usage=TokenUsage(calls=0, prompt=0, output=0, total=0),
         cost_usd=0.0,
         round_start_cost=0.0,
+        round_start_tokens=0,
         elapsed_ms=0,
     )
 
@@ -262,6 +264,11 @@ def round_cost(shared: Shared) -> float | None:
     """Estimated USD spent in the current feedback round (None when unknown)."""
     spent = shared.get("cost_usd", 0.0)
     return None if spent is None else spent - shared.get("round_start_cost", 0.0)
+
+
+def round_tokens(shared: Shared) -> int:
+    """LLM tokens spent in the current feedback round."""
+    return shared["token_usage"]["total"] - shared.get("round_start_tokens", 0)
 
 
 def round_iterations(shared: Shared) -> int:
