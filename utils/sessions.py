@@ -15,6 +15,22 @@ from .errors import SessionNotFound
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
 
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write the whole file or nothing (temp file, fsync, rename): a reader never sees half of it.
+    Sessions and report files (-o) are written this way."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class SessionStore:
     def __init__(self, data_dir: Path):
         self.dir = Path(data_dir) / "sessions"
@@ -33,16 +49,7 @@ class SessionStore:
         target = self.path(shared["session_id"])
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=self.dir)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_text_atomic(target, data)
         return target
 
     def load(self, session_id: str) -> dict:

@@ -3,6 +3,7 @@ the JSON record of a result, and the report file."""
 
 from __future__ import annotations
 
+from ..sessions import write_text_atomic
 from .output import EXIT_USAGE, err
 
 
@@ -75,23 +76,6 @@ def write_output(path: str | None, shared: dict) -> None:
 def write_reports(path: str, reports: list[str]) -> None:
     """Several reports in one Markdown file (batch -o), in the order given, separated by rules."""
     write_text_atomic(path, "\n\n---\n\n".join(r.strip() + "\n" for r in reports))
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Write the whole file or nothing: a reader never sees half a report."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def one_shot(text: str):
