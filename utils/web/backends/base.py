@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
@@ -62,6 +63,19 @@ class Backend:
     def search(self, query: str, max_results: int) -> tuple[list[SearchResult], list[tuple[str, str]]]:
         raise NotImplementedError
 
-    def result(self, *, title: str, url: str, snippet: str, rank: int, query: str, when: str) -> SearchResult:
-        title = clean(title) or url
-        return SearchResult(title, url, clean(snippet), rank, backend=self.name, query=query, time=when)
+    def results(self, found: Iterable[tuple[str, str, str]], query: str, max_results: int) -> list[SearchResult]:
+        """(title, url, snippet) as the provider gave them -> at most max_results web results, ranked
+        from 1, one timestamp; anything that is not an http(s) URL is skipped."""
+        when = now_iso()
+        out: list[SearchResult] = []
+        for title, url, snippet in found:
+            url = str(url or "")
+            if not url.startswith(("http://", "https://")):
+                continue
+            title = clean(title) or url
+            out.append(
+                SearchResult(title, url, clean(snippet), len(out) + 1, backend=self.name, query=query, time=when)
+            )
+            if len(out) >= max_results:
+                break
+        return out

@@ -14,7 +14,7 @@ import threading
 from urllib.parse import unquote
 
 from ...errors import BackendError
-from .base import Backend, SearchResult, now_iso
+from .base import Backend, SearchResult
 
 # DuckDuckGo's "are you a robot" page (served with 202 or 200 instead of results).
 _BLOCK_MARKERS = ("anomaly-modal", "challenge-form", "cc=botnet", "unusual traffic", "captcha")
@@ -54,17 +54,11 @@ class DuckDuckGoBackend(Backend):
         if status != 200:
             raise BackendError("error", f"DuckDuckGo answered HTTP {status}")
         items = eng.post_extract_results(eng.extract_results(body)) if body.strip() else []
-        when = now_iso()
-        out: list[SearchResult] = []
-        for item in items:
-            url = unwrap_ddg_href(getattr(item, "href", "") or "")
-            if not url.startswith(("http://", "https://")):
-                continue
-            title, snippet = getattr(item, "title", "") or url, getattr(item, "body", "") or ""
-            out.append(self.result(title=title, url=url, snippet=snippet, rank=len(out) + 1, query=query, when=when))
-            if len(out) >= max_results:
-                break
-        return out, []
+        found = (
+            (getattr(it, "title", ""), unwrap_ddg_href(getattr(it, "href", "") or ""), getattr(it, "body", "") or "")
+            for it in items
+        )
+        return self.results(found, query, max_results), []
 
     def _client(self):
         """This thread's ddgs Duckduckgo engine (its primp client is not shared across threads)."""

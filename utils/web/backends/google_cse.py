@@ -14,7 +14,7 @@ from datetime import date
 
 from ...config import CSE_END  # noqa: F401 - Google's announced end of the Custom Search JSON API
 from ...errors import BackendError
-from .base import Backend, SearchResult, now_iso
+from .base import Backend, SearchResult
 
 _QUOTA_REASONS = {
     "ratelimitexceeded",
@@ -71,19 +71,9 @@ class GoogleCSEBackend(Backend):
             raise BackendError("timeout", f"Google Custom Search timed out after {self.timeout:g}s") from exc
         except (httplib2.HttpLib2Error, OSError) as exc:
             raise BackendError("network", f"Google Custom Search request failed: {type(exc).__name__}: {exc}") from exc
-        when = now_iso()
-        out: list[SearchResult] = []
-        for item in (resp or {}).get("items") or []:
-            if not isinstance(item, dict):
-                continue
-            url = str(item.get("link") or "")
-            if not url.startswith(("http://", "https://")):
-                continue
-            title, snippet = item.get("title") or url, item.get("snippet") or ""
-            out.append(self.result(title=title, url=url, snippet=snippet, rank=len(out) + 1, query=query, when=when))
-            if len(out) >= max_results:
-                break
-        return out, []
+        items = [it for it in (resp or {}).get("items") or [] if isinstance(it, dict)]
+        found = ((it.get("title") or "", it.get("link"), it.get("snippet") or "") for it in items)
+        return self.results(found, query, max_results), []
 
     def _service(self):
         """This thread's Custom Search client (httplib2.Http is not thread-safe)."""

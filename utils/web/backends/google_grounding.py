@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 
 from ...errors import BackendError
-from .base import Backend, SearchResult, clean, now_iso
+from .base import Backend, SearchResult, clean
 
 PROMPT = (
     "Use Google Search to find web pages about the query below. Answer with one short factual "
@@ -86,21 +86,17 @@ def results_from_response(resp, query: str, max_results: int, backend: Backend) 
         for i in sup.grounding_chunk_indices or []:
             if text not in snippets.setdefault(i, []):
                 snippets[i].append(text)
-    when = now_iso()
-    out: list[SearchResult] = []
-    for i, chunk in enumerate(chunks):
-        web = getattr(chunk, "web", None)
-        url = str(getattr(web, "uri", "") or "")
-        if not url.startswith(("http://", "https://")):
-            continue
-        snippet = " ".join(snippets.get(i, []))
-        if len(snippet) > SNIPPET_CHARS:
-            snippet = snippet[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
-        title = getattr(web, "title", "") or getattr(web, "domain", "") or url
-        out.append(backend.result(title=title, url=url, snippet=snippet, rank=len(out) + 1, query=query, when=when))
-        if len(out) >= max_results:
-            break
-    return out
+
+    def snippet(i: int) -> str:
+        text = " ".join(snippets.get(i, []))
+        return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
+
+    webs = [getattr(chunk, "web", None) for chunk in chunks]
+    found = (
+        (getattr(web, "title", "") or getattr(web, "domain", "") or "", getattr(web, "uri", ""), snippet(i))
+        for i, web in enumerate(webs)
+    )
+    return backend.results(found, query, max_results)
 
 
 def api_error(exc) -> BackendError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from ...errors import BackendError
-from .base import Backend, SearchResult, now_iso
+from .base import Backend, SearchResult
 
 
 class SearxngBackend(Backend):
@@ -71,18 +71,10 @@ class SearxngBackend(Backend):
             raise BackendError("error", "SearXNG answered something that is not JSON") from exc
         if not isinstance(data, dict):
             raise BackendError("error", "SearXNG answered JSON of an unexpected shape")
-        when = now_iso()
-        out: list[SearchResult] = []
-        for item in data.get("results") or []:
-            if not isinstance(item, dict):
-                continue
-            url = str(item.get("url") or "")
-            if not url.startswith(("http://", "https://")):
-                continue
-            title, snippet = item.get("title") or url, item.get("content") or ""
-            out.append(self.result(title=title, url=url, snippet=snippet, rank=len(out) + 1, query=query, when=when))
-            if len(out) >= max_results:
-                break
+        items = [it for it in data.get("results") or [] if isinstance(it, dict)]
+        out = self.results(
+            ((it.get("title") or "", it.get("url"), it.get("content") or "") for it in items), query, max_results
+        )
         failed = unresponsive(data)
         if failed and not out:
             kind = "timeout" if any("timeout" in why.lower() for _, why in failed) else "error"
