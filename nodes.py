@@ -196,7 +196,7 @@ class ToolNode(SleuthNode):
                 redirected_from=it.get("requested", ""),
                 text=it.get("text", ""),
             )
-            keep = ("title", "url", "text", "kind", "links", "score", "linked")
+            keep = ("title", "url", "text", "kind", "links", "score", "linked", "lead")
             items.append({**{k: v for k, v in it.items() if k in keep}, "source": n})
         entry = {
             "step": pending["step"],
@@ -295,6 +295,7 @@ class WebCrawl(ToolNode):
                     "title": r.title or r.final_url or r.url,
                     "text": r.text,
                     "kind": "page",
+                    "lead": True,  # the page from its start: its first sentence introduces its subject
                     "links": r.links,
                     "snippet": r.text[:200],
                     "requested": r.url,
@@ -369,6 +370,7 @@ class KnowledgeBaseSearch(ToolNode):
                 "snippet": h.text[:200],
                 "score": h.score,
                 "linked": bool(h.metadata.get("via_link")),
+                "lead": h.chunk == 0,  # the document's first chunk: its first sentence introduces the title
             }
             for h in hits
         ]

@@ -117,6 +117,7 @@ class FakeKB:
             title="Notes A",
             text=f"Notes about {query}.",
             id="a#0",
+            chunk=0,
             score=0.9,
             metadata={"session_id": None},
         )

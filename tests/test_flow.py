@@ -249,6 +249,7 @@ def test_kb_search_skips_pages_this_session_already_read():
             title="Read",
             text="Read.",
             id="r#0",
+            chunk=0,
             score=0.95,
             metadata={"session_id": shared["session_id"]},
         )

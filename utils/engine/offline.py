@@ -16,13 +16,15 @@ from urllib.parse import unquote, urlsplit
 from ..research.feedback import feedback_terms
 from ..text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
 from .base import EngineResult
+from .select import choose, coverage, named_in, title_phrase
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
 MAX_FACTS_PER_ITEM = 3
-MAX_FACTS_PER_STEP = 8
+MAX_FACTS_PER_STEP = 16
 MAX_CRAWL_PER_STEP = 3
 MIN_SCORE = 0.25
 
+_QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
 _ENTITY = re.compile(
     r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
 )
@@ -43,11 +45,6 @@ def _weights(query: str, extra: list[str] = ()) -> dict[str, float]:
     for t in extra:
         w.setdefault(stem(t), 0.5)
     return w
-
-
-def coverage(terms: set[str], weights: dict[str, float]) -> float:
-    total = sum(weights.values())
-    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
 
 
 def _slug_terms(url: str) -> set[str]:
@@ -162,15 +159,21 @@ class OfflineEngine:
             # A page reached by a link is read for what it is about (its title), like a crawled page.
             focus = _weights(it.get("title", "") if it.get("linked") else (step_q or it.get("title", "")))
             cands = []
-            for sent in split_sentences(it.get("text", "")):
+            # A document's opening sentence is about what its title names, whether or not it repeats
+            # the name ("Edward Davis Wood Jr. ... was an American filmmaker" under "Ed Wood").
+            lead_terms = term_set(_QUALIFIER.sub(" ", it.get("title", ""))) if it.get("lead") else set()
+            # ...and when the question names that title, the opening sentence is kept however few of
+            # the question's words it shares: it says what the named thing is.
+            named = bool(lead_terms) and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
+            for i, sent in enumerate(split_sentences(it.get("text", ""))):
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
-                terms = term_set(sent)
+                terms = term_set(sent) | (lead_terms if i == 0 else set())
                 qcov = coverage(terms, weights)
                 fcov = coverage(terms, focus) if focus else 0.0
                 score = max(qcov, 0.5 * fcov + 0.5 * qcov)
-                if score >= MIN_SCORE:
-                    cands.append((score, qcov, sent))
+                if score >= MIN_SCORE or (named and i == 0):
+                    cands.append((max(score, MIN_SCORE), qcov, sent))
             cands.sort(key=lambda c: -c[0])
             for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
                 known.add(fold(sent))
@@ -257,52 +260,7 @@ class OfflineEngine:
         facts.sort(key=lambda f: (-f.get("qcov", 0), -f.get("score", 0)))
         full_text_sources = {f["source"] for f in facts if f.get("kind") in ("page", "kb")}
         facts = [f for f in facts if not (f.get("kind") == "snippet" and f["source"] in full_text_sources)]
-        chosen: list[dict] = []
-        covered: set[str] = set()
-        if facts:
-            floor = 0.2 * facts[0].get("qcov", 0)
-            first = facts[0]
-            chosen.append(first)
-            covered |= term_set(first["text"]) & set(weights)
-            # The other half: a fact from another document that the question names, that the best
-            # fact names (the bridge), or that is about a name the best fact introduced.
-            titles = {s["n"]: s.get("title", "") for s in ctx.get("sources", [])}
-            named = {n: _named_share(t, weights) for n, t in titles.items()}
-            anchors = [fold(e) for e in salient_entities([first], set(weights), limit=2)]
-
-            def hop(f: dict) -> float:
-                title = _bare_title(titles.get(f["source"], ""))
-                bridge = bool(title) and len(title) > 3 and title in fold(first["text"])
-                about = any(a in fold(f["text"]) for a in anchors)
-                return f.get("qcov", 0) + 0.6 * named.get(f["source"], 0) + 0.6 * bridge + 0.3 * about
-
-            others = [f for f in facts[1:] if f["source"] != first["source"]]
-            if others:
-                best = max(others, key=hop)
-                if hop(best) >= 0.3:
-                    chosen.append(best)
-                    covered |= term_set(best["text"]) & set(weights)
-            # A question naming two documents (a comparison) cites both.
-            have = {f["source"] for f in chosen}
-            for n in sorted((n for n, v in named.items() if v >= 0.99), key=lambda n: -named[n])[:2]:
-                mine = [f for f in facts if f["source"] == n]
-                if n not in have and mine:
-                    chosen.append(mine[0])
-                    have.add(n)
-                    covered |= term_set(mine[0]["text"]) & set(weights)
-            # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.
-            pool = [f for f in facts[1:] if f not in chosen and f.get("qcov", 0) >= floor]
-            while pool and len(chosen) < 4:
-                gains = [
-                    (coverage((term_set(f["text"]) & set(weights)) - covered, weights), f.get("qcov", 0), -i)
-                    for i, f in enumerate(pool)
-                ]
-                gain, _, neg_i = max(gains)
-                if gain <= 0:
-                    break
-                f = pool.pop(-neg_i)
-                chosen.append(f)
-                covered |= term_set(f["text"]) & set(weights)
+        chosen = choose(query, facts, ctx.get("sources", []), weights)
         if not chosen:
             text = "I could not find information that answers this question with the tools available. " + (
                 ctx.get("why_nothing") or ""
@@ -316,20 +274,6 @@ class OfflineEngine:
                 "treat this as a lead to check, not a settled answer._"
             )
         return EngineResult(text.strip(), self.name)
-
-
-def _bare_title(title: str) -> str:
-    """A document title without its qualifier ("Ed Wood (film)" -> "ed wood"), folded."""
-    return fold(re.sub(r"\s*\(.*?\)\s*", " ", title or "")).strip()
-
-
-def _named_share(title: str, weights: dict[str, float]) -> float:
-    """How much of a document's title the question names (0..1): 0 below one half, or when none
-    of the shared words is a name in the question (capitalised there)."""
-    t = term_set(re.sub(r"\s*\(.*?\)\s*", " ", title or ""))
-    shared = t & set(weights)
-    share = len(shared) / len(t) if t else 0.0
-    return share if share >= 0.5 and any(weights[w] > 1.0 for w in shared) else 0.0
 
 
 def _trust(fact: dict) -> float:

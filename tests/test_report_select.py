@@ -1,0 +1,92 @@
+"""Which facts the offline report states for a two-hop question (utils/engine/select.py), through
+the real loop on a small knowledge base of HTML pages: the pair of documents that answers together
+is cited, names are matched whole (the longest wins), one document per name, and a document's
+opening sentence counts as being about its title."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from sleuth.flow import run_flow
+from sleuth.utils.research.state import new_shared
+
+
+def page(title: str, body: str) -> str:
+    return (
+        f"<html><head><title>{title}</title></head><body><nav><a href='/index.html'>Home</a></nav>"
+        f"<article><h1>{title}</h1><p>{body}</p></article></body></html>"
+    )
+
+
+def ask(tmp_path: Path, pages: dict[str, str], question: str) -> tuple[dict, dict[str, int]]:
+    from sleuth.utils.cli.ui import PlainUI
+    from sleuth.utils.config import Settings, parse_tools
+    from sleuth.utils.engine.offline import OfflineEngine
+    from sleuth.utils.runtime import Runtime, Tools
+
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    for i, (title, body) in enumerate(pages.items()):
+        (wiki / f"p{i}.html").write_text(page(title, body))
+    s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)
+    tools = Tools(s)
+    tools.kb().ingest_paths([wiki])
+    rt = Runtime(settings=s, engine=OfflineEngine(), ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=tools)
+    shared = new_shared(question, engine="offline")
+    run_flow(rt, shared, "query")
+    return shared, {src["title"]: src["n"] for src in shared["sources"]}
+
+
+def cites(shared: dict, n: int) -> bool:
+    return f"[{n}]" in shared["answer"]
+
+
+def test_a_name_inside_a_longer_title_is_not_a_mention_of_its_own(tmp_path):
+    shared, n = ask(
+        tmp_path,
+        {
+            "Shut Up, Make Love": '"Shut Up, Make Love" is a single by the rock band Quillfeather, released in 2000.',
+            "Make Love": '"Make Love" is a ballad by the singer Dora Linde, released as a single in 2009.',
+            "Quillfeather (band)": "Quillfeather is a rock band formed in Ohio in 1983 by four school friends.",
+            "Love Letters": "Love Letters is a single by Anna Sol about love, released in 2011.",
+        },
+        'When was the single "Shut Up, Make Love" by Quillfeather released?',
+    )
+    assert cites(shared, n["Shut Up, Make Love"]) and cites(shared, n["Quillfeather (band)"])
+    assert not cites(shared, n["Make Love"])  # its title is only part of the question's longer title
+    assert "2000" in shared["answer"]
+    assert shared["citations"]["unsupported"] == 0
+
+
+def test_the_opening_sentence_is_about_the_title_and_one_document_per_name(tmp_path):
+    shared, n = ask(
+        tmp_path,
+        {
+            "Ada Brisk": "Adaline Maren Brisk (born 1950) is a Canadian sculptor and teacher.",
+            "Ada Brisk (film)": "Ada Brisk is a 1990 documentary film about the sculptor Ada Brisk.",
+            "Tom Vell": "Tom Vell (born 1960) is a Canadian poet and translator.",
+            "Vell Street": "Vell Street is a street in Halifax named after a merchant.",
+        },
+        "Were Tom Vell and Ada Brisk of the same nationality?",
+    )
+    # the person's page never repeats "Ada Brisk", yet it is the page about her
+    assert cites(shared, n["Ada Brisk"]) and cites(shared, n["Tom Vell"])
+    assert not cites(shared, n["Ada Brisk (film)"])  # one document per name: the main one
+    assert shared["answer"].count("Canadian") >= 2
+
+
+def test_the_document_a_fact_names_is_the_second_half(tmp_path):
+    shared, n = ask(
+        tmp_path,
+        {
+            "Glass Harbor": "Glass Harbor is a 2004 drama film directed by Oren Vale and shot on a lake.",
+            "Oren Vale": "Oren Vale (born 1961) is a film maker who was born and raised in Tallinn.",
+            "Harbor Days": "Harbor Days is a film festival where the director of each film is born anew, they say.",
+            "Glass Lake": "Glass Lake is a lake where a drama film was once directed.",
+        },
+        "In which city was the director of the film Glass Harbor born?",
+    )
+    assert cites(shared, n["Glass Harbor"]) and cites(shared, n["Oren Vale"])
+    assert "Tallinn" in shared["answer"]
+    assert shared["citations"]["unsupported"] == 0

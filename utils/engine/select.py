@@ -1,0 +1,157 @@
+"""Which facts the offline report states: the pair of passages that answers the question together.
+
+A two-hop question is answered by two passages from two documents: one the question points at,
+and one about the thing that passage names (the bridge), or one for each of two things the question
+compares. So the report opens with the best *pair* of facts from different documents — the pair
+that together covers most of the question's weighted terms, with a bonus when one document names
+the other (a bridge to something the question does not name) and when the pair holds the kind of
+value the question asks for (a year for "when", a number for "how many"). Documents the question
+names are cited too; then facts are added greedily while they cover more of the question.
+
+Names are matched as whole phrases, and the longest name wins: a title inside a longer title that
+the same text names ("Make Love" inside "Shut Up, Make Love") is not a mention of its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import term_set, tokenize
+
+MAX_FACTS = 4
+FIRST_CANDIDATES = 8  # facts considered for the first half of the pair
+LINK_BONUS = 0.4
+NAMED_BONUS = 0.2
+TYPE_BONUS = 0.15
+
+_QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_NUMBER = re.compile(r"\b\d[\d,.]*\b")
+_WANTS_YEAR = re.compile(r"\b(when|what year|which year|in what year|what date|which date)\b", re.I)
+_WANTS_NUMBER = re.compile(r"\b(how many|how much|how long|how old|how tall|how far|population|number of)\b", re.I)
+
+
+def phrase(text: str) -> str:
+    """Folded words of a text separated by single spaces, padded: ' shut up make love '."""
+    return " " + " ".join(tokenize(text)) + " "
+
+
+def title_phrase(title: str) -> str:
+    """A document title without its qualifier ("Ed Wood (film)" -> ' ed wood '), or '' when it is
+    too short or holds no content word to count as a name."""
+    bare = phrase(_QUALIFIER.sub(" ", title or ""))
+    return bare if len(bare.strip()) > 3 and term_set(bare) else ""
+
+
+def mentions(text: str, names: dict[int, str], own: int | None = None) -> set[int]:
+    """Documents whose title phrase `text` names, longest match first: a title found only inside a
+    longer title the text also names (or inside the text's own document title) does not count."""
+    t = phrase(text)
+    found = {n: p for n, p in names.items() if p and p in t}
+    longer = [p for n, p in found.items()] + ([names[own]] if own in names and names[own] in t else [])
+    return {n for n, p in found.items() if n != own and not any(p != q and p in q for q in longer)}
+
+
+def named_in(query: str, names: dict[int, str], weights: dict[str, float]) -> set[int]:
+    """Documents the question names: their title phrase is in the question (longest match) and holds
+    a word the question writes as a name (capitalised, or a number; weight > 1): "middle name" in a
+    question is not the document "Middle name"."""
+    return {n for n in mentions(query, names) if any(weights.get(t, 0) > 1.0 for t in term_set(names[n]))}
+
+
+def coverage(terms: set[str], weights: dict[str, float]) -> float:
+    """The weighted share of the question's terms that `terms` holds (0..1)."""
+    total = sum(weights.values())
+    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
+
+
+def _wanted(query: str):
+    if _WANTS_YEAR.search(query):
+        return _YEAR
+    if _WANTS_NUMBER.search(query):
+        return _NUMBER
+    return None
+
+
+def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str, float]) -> list[dict]:
+    """The facts the report states, in order. `facts` are sorted best first (by question coverage)."""
+    if not facts:
+        return []
+    names = {s["n"]: title_phrase(s.get("title", "")) for s in sources}
+    text_of = {s["n"]: " ".join([s.get("excerpt") or "", s.get("snippet") or ""]) for s in sources}
+    for f in facts:  # what was read of a document includes its facts
+        text_of[f["source"]] = text_of.get(f["source"], "") + " " + f["text"]
+    named = named_in(query, names, weights)
+    linked = {n: mentions(text_of.get(n, ""), names, own=n) for n in {f["source"] for f in facts}}
+    wanted = _wanted(query)
+    qwords = set(tokenize(query))
+    w = set(weights)
+    # A document's opening sentence is about what its title names (as the analyzer reads it).
+    titles = {s["n"]: term_set(_QUALIFIER.sub(" ", s.get("title", ""))) for s in sources}
+    excerpts = {s["n"]: (s.get("excerpt") or "").lstrip() for s in sources}
+
+    def about(f: dict) -> set[str]:
+        lead = excerpts.get(f["source"], "").startswith(f["text"].strip()[:80])
+        return (term_set(f["text"]) | (titles.get(f["source"], set()) if lead else set())) & w
+
+    terms = [about(f) for f in facts]
+
+    def has_type(f: dict) -> bool:
+        return bool(wanted) and any(v not in qwords for v in wanted.findall(f["text"]))
+
+    plain = {s["n"] for s in sources if not _QUALIFIER.search(s.get("title", ""))}
+
+    def primary(f: dict) -> bool:
+        """A title without a qualifier names the main thing of that name ("Ed Wood", not "Ed Wood
+        (film)"): on a tie, the pair about the main thing wins."""
+        return f["source"] in plain
+
+    def link(a: dict, b: dict) -> bool:
+        return (b["source"] not in named and b["source"] in linked[a["source"]]) or (
+            a["source"] not in named and a["source"] in linked[b["source"]]
+        )
+
+    best, pair = -1.0, [facts[0]]
+    for i, a in enumerate(facts[:FIRST_CANDIDATES]):
+        for j, b in enumerate(facts):
+            if b["source"] == a["source"]:
+                continue
+            s = (
+                coverage(terms[i] | terms[j], weights)
+                + LINK_BONUS * link(a, b)
+                + NAMED_BONUS
+                * ((a["source"] in named) + (b["source"] in named and names[b["source"]] != names[a["source"]]))
+                + TYPE_BONUS * (has_type(a) or has_type(b))
+                + 0.05 * (a.get("qcov", 0) + b.get("qcov", 0))
+                + 0.01 * (primary(a) + primary(b))
+            )
+            if s > best + 1e-9:
+                best, pair = s, [a, b] if a.get("qcov", 0) >= b.get("qcov", 0) else [b, a]
+    chosen = list(pair)
+    have = {f["source"] for f in chosen}
+    covered = set().union(*(about(f) for f in chosen))
+    # Each thing the question names is cited once (one document per name: "Teen Titans" and
+    # "Teen Titans (season 1)" are one name), by its best fact.
+    cited_names = {names[n] for n in have}
+    for n in sorted(named, key=lambda n: -len(names[n])):
+        if names[n] in cited_names or len(chosen) >= MAX_FACTS:
+            continue
+        mine = [f for f in facts if f["source"] in named and names[f["source"]] == names[n]]
+        mine.sort(key=lambda f: not primary(f))  # the main thing of that name first
+        if mine:
+            chosen.append(mine[0])
+            have.add(mine[0]["source"])
+            cited_names.add(names[n])
+            covered |= about(mine[0])
+    # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.
+    floor = 0.2 * facts[0].get("qcov", 0)
+    pool = [f for f in facts if f not in chosen and f.get("qcov", 0) >= floor]
+    while pool and len(chosen) < MAX_FACTS:
+        gains = [(coverage(about(f) - covered, weights), f.get("qcov", 0), -i) for i, f in enumerate(pool)]
+        gain, _, neg_i = max(gains)
+        if gain <= 0:
+            break
+        f = pool.pop(-neg_i)
+        chosen.append(f)
+        covered |= about(f)
+    return chosen
