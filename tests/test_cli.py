@@ -62,9 +62,10 @@ def test_json_output_shape(cli, web):
     }
     assert data["engine"] == "offline" and data["iterations"] >= 1
     assert data["model"] is None and data["cost_usd"] == 0.0 and data["llm_fallbacks"] == 0
-    assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind"}
+    assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind", "cited"}
     cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", data["answer"])}
     assert cited and cited <= {s["n"] for s in data["sources"]}
+    assert {s["n"] for s in data["sources"] if s["cited"]} == cited  # the flag says which back the answer
 
 
 def test_no_network_still_ends_with_an_honest_report(cli):

@@ -39,6 +39,9 @@ def make_runtime(settings, ui, feedback=None, store=True):
 
 
 def result_json(shared: dict) -> dict:
+    from ..research.report import cited
+
+    in_answer = set(cited(shared.get("answer") or ""))
     return {
         "query": shared.get("original_query"),
         "answer": shared.get("answer"),
@@ -46,7 +49,14 @@ def result_json(shared: dict) -> dict:
         "stop_reason": shared.get("stop_reason"),
         "iterations": shared.get("iteration_count"),
         "sources": [
-            {"n": s["n"], "title": s.get("title"), "url": s.get("url"), "tool": s.get("tool"), "kind": s.get("kind")}
+            {
+                "n": s["n"],
+                "title": s.get("title"),
+                "url": s.get("url"),
+                "tool": s.get("tool"),
+                "kind": s.get("kind"),
+                "cited": s["n"] in in_answer,  # the answer cites it (found-but-unused sources are false)
+            }
             for s in shared.get("sources", [])
         ],
         "session_id": shared.get("session_id"),
