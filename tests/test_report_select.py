@@ -26,7 +26,7 @@ def ask(tmp_path: Path, pages: dict[str, str], question: str) -> tuple[dict, dic
     from sleuth.utils.runtime import Runtime, Tools
 
     wiki = tmp_path / "wiki"
-    wiki.mkdir()
+    wiki.mkdir(parents=True)
     for i, (title, body) in enumerate(pages.items()):
         (wiki / f"p{i}.html").write_text(page(title, body))
     s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)
@@ -90,3 +90,38 @@ def test_the_document_a_fact_names_is_the_second_half(tmp_path):
     assert cites(shared, n["Glass Harbor"]) and cites(shared, n["Oren Vale"])
     assert "Tallinn" in shared["answer"]
     assert shared["citations"]["unsupported"] == 0
+
+
+def test_a_yes_no_comparison_is_answered_from_both_facts_and_cites_both(tmp_path):
+    pages = {
+        "Ada Brisk": "Adaline Maren Brisk (born 1950) is a Canadian sculptor and teacher.",
+        "Tom Vell": "Tom Vell (born 1960) is a Canadian poet and translator.",
+        "Rui Osk": "Rui Osk (born 1955) is a Brazilian painter who lives in Recife.",
+        "Vell Street": "Vell Street is a street in Halifax named after a merchant.",
+    }
+    shared, n = ask(tmp_path / "a", pages, "Were Tom Vell and Ada Brisk of the same nationality?")
+    assert shared["answer"].startswith("Yes.")
+    assert cites(shared, n["Tom Vell"]) and cites(shared, n["Ada Brisk"])
+    assert shared["citations"]["unsupported"] == 0
+
+    shared, n = ask(tmp_path / "b", pages, "Were Rui Osk and Ada Brisk of the same nationality?")
+    assert shared["answer"].startswith("No.")
+    assert "Brazilian" in shared["answer"] and "Canadian" in shared["answer"]
+    assert cites(shared, n["Rui Osk"]) and cites(shared, n["Ada Brisk"])
+    assert shared["citations"]["unsupported"] == 0
+
+
+def test_a_yes_no_question_about_a_named_property_checks_both_things(tmp_path):
+    pages = {
+        "Kestrel Field": "Kestrel Field is a regional airport two miles west of Dunmore, Nevada.",
+        "Ostwick Airport": "Ostwick Airport is a commercial airport near Grand Harbor, Michigan.",
+        "Michigan airports": "Many airports in Michigan are located near lakes.",
+    }
+    shared, n = ask(tmp_path / "a", pages, "Are both Kestrel Field and Ostwick Airport located in Michigan?")
+    assert shared["answer"].startswith("No.")
+    assert cites(shared, n["Ostwick Airport"]) and cites(shared, n["Kestrel Field"])
+    assert shared["citations"]["unsupported"] == 0
+    # a question that is not a yes/no question gets no verdict
+    shared, _ = ask(tmp_path / "b", pages, "Which state is Ostwick Airport located in?")
+    assert not shared["answer"].startswith(("Yes", "No"))
+    assert "Michigan" in shared["answer"]

@@ -35,6 +35,11 @@ def test_sentences_keep_abbreviations_together():
         "The U.S. army is big.",
         "New paragraph",
     ]
+    # a name's initial does not end a sentence (the rest of the name would start a bogus one)
+    assert split_sentences("A book by Candice E. Jackson. It sold well near Gerald R. Ford airport.") == [
+        "A book by Candice E. Jackson.",
+        "It sold well near Gerald R. Ford airport.",
+    ]
 
 
 def test_stemming_is_correct_from_many_threads():

@@ -17,7 +17,10 @@ _WORD = re.compile(r"[^\W_]+")  # letters and digits
 # Sentence boundary: end punctuation followed by whitespace and an upper-case letter,
 # digit or quote. Abbreviation handling is deliberately simple.
 _SENT_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9\u00C0-\u024F])")
-_ABBREV = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|U\.S|Inc|Ltd|Co|No|Vol|Gen|Col|Lt|Sgt|Mt)\.$")
+# Abbreviations, and a name's initial ("Gerald R. Ford", "Candice E. Jackson"), do not end a sentence.
+_ABBREV = re.compile(
+    r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|vs|etc|e\.g|i\.e|U\.S|Inc|Ltd|Co|No|Vol|Gen|Col|Lt|Sgt|Mt)|(?<![\w.])[A-Z])\.$"
+)
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before

@@ -17,6 +17,7 @@ from ..research.feedback import feedback_terms
 from ..text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
 from .base import EngineResult
 from .select import choose, coverage, named_in, title_phrase
+from .verdict import verdict
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
 MAX_FACTS_PER_ITEM = 3
@@ -261,12 +262,15 @@ class OfflineEngine:
         full_text_sources = {f["source"] for f in facts if f.get("kind") in ("page", "kb")}
         facts = [f for f in facts if not (f.get("kind") == "snippet" and f["source"] in full_text_sources)]
         chosen = choose(query, facts, ctx.get("sources", []), weights)
+        decided = verdict(query, chosen, facts, ctx.get("sources", []), weights)
+        if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
+            chosen += [f for f in decided[1] if f not in chosen]
         if not chosen:
             text = "I could not find information that answers this question with the tools available. " + (
                 ctx.get("why_nothing") or ""
             )
         else:
-            text = " ".join(f"{_sentence(f)} [{f['source']}]" for f in chosen)
+            text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f['source']}]" for f in chosen])
         conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
         if chosen and conf < ctx.get("threshold", 0.7):
             text += (

@@ -1,0 +1,119 @@
+"""A yes or no for a question that compares two named things, from the two facts found.
+
+"Were A and B of the same nationality?", "Are both A and B located in C?", "Are A and B both
+types of D?": the question opens with an auxiliary verb and names exactly two documents. The
+offline engine answers it only when the facts it states decide it, and cites both:
+
+* "same …" — what each fact says its subject *is* (the capitalised words just after the first
+  "is"/"was", e.g. "an American director" → American) is compared: shared → yes, both known and
+  different → no.
+* otherwise the question's remaining words are the property. When it holds a name ("located in
+  Michigan") the property is that name: in what was read of both → yes; of one only → no. Without
+  a name, both facts having all of it, or both saying they are the same kind of thing (the noun
+  after "is a"), is a yes; there is no "no" without a name to go by.
+
+Anything less clear-cut gives no verdict; the report then states the facts as usual.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import STOPWORDS, fold, term_set, tokenize
+from .select import named_in, title_phrase
+
+_AUX = frozenset("is are was were do does did can could has have had will would should".split())
+_LINKING = frozenset("same both either also neither".split())
+_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:(?:an?|the|one of the)\s+)?(.{0,80})")
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
+
+
+def _facts_of(n: int, facts: list[dict]) -> list[dict]:
+    return [f for f in facts if f["source"] == n]
+
+
+def _what_it_is(fact: str) -> tuple[set[str], str]:
+    """The capitalised words of the phrase after the first copula, and that phrase's first noun-ish
+    word ("an American film director" -> ({"american"}, "american"))."""
+    m = _COPULA.search(fact)
+    if not m:
+        return set(), ""
+    words = re.findall(r"[^\W\d_][\w'’\-]*", m.group(1))[:6]
+    caps = {fold(w) for w in words if w[0].isupper() and fold(w) not in _MONTHS}
+    plain = [fold(w) for w in words if fold(w) not in STOPWORDS and not re.match(r"\d", w)]
+    return caps, (plain[0] if plain else "")
+
+
+def verdict(query: str, chosen: list[dict], facts: list[dict], sources: list[dict], weights: dict[str, float]):
+    """(sentence starting "Yes." or "No.", with citations; the two facts it rests on) or None.
+    `chosen` are the facts the report states already."""
+    got = _decide(query, chosen, facts, sources, weights)
+    return None if got is None else (f"{got[0]}. {got[1]}", got[2])
+
+
+def _decide(query, chosen, facts, sources, weights):
+    toks = tokenize(query)
+    if not toks or toks[0] not in _AUX:
+        return None
+    names = {s["n"]: title_phrase(s.get("title", "")) for s in sources}
+    by_name: dict[str, int] = {}
+    stated = {f["source"] for f in chosen}
+    for n in sorted(named_in(query, names, weights), key=lambda n: (n not in stated, n)):
+        if _facts_of(n, facts):
+            by_name.setdefault(names[n], n)
+    if len(by_name) != 2:
+        return None
+    (pa, a), (pb, b) = by_name.items()
+    fa = next((f for f in chosen if f["source"] == a), _facts_of(a, facts)[0])
+    fb = next((f for f in chosen if f["source"] == b), _facts_of(b, facts)[0])
+    title = {s["n"]: s.get("title", "") for s in sources}
+    subject = {a: re.sub(r"\s*\(.*?\)\s*", " ", title[a]).strip(), b: re.sub(r"\s*\(.*?\)\s*", " ", title[b]).strip()}
+    qwords = set(toks)
+
+    if "same" in qwords:
+        (ca, _), (cb, _) = _what_it_is(fa["text"]), _what_it_is(fb["text"])
+        ca, cb = ca - qwords, cb - qwords
+        shared = ca & cb
+        if shared:
+            word = next(w for w in re.findall(r"[\w'’\-]+", fa["text"]) if fold(w) in shared)
+            return "Yes", f"Both are {word} [{a}] [{b}].", (fa, fb)
+        if ca and cb:
+            va = next(w for w in re.findall(r"[\w'’\-]+", fa["text"]) if fold(w) in ca)
+            vb = next(w for w in re.findall(r"[\w'’\-]+", fb["text"]) if fold(w) in cb)
+            return "No", f"{subject[a]}: {va} [{a}]. {subject[b]}: {vb} [{b}].", (fa, fb)
+        return None
+
+    prop = set(weights) - term_set(pa) - term_set(pb) - {t for t in qwords if t in _LINKING | _AUX}
+    if not prop:
+        return None
+    read = {
+        x["n"]: term_set(" ".join(filter(None, (x.get("title"), x.get("excerpt"), x.get("snippet"))))) for x in sources
+    }
+    for f in facts:
+        read[f["source"]] = read.get(f["source"], set()) | term_set(f["text"])
+    key = {t for t in prop if weights[t] > 1.0}  # the property's names and numbers
+    if key:
+        has_a, has_b = key <= read.get(a, set()), key <= read.get(b, set())
+        said = _surface(query, key)
+        if has_a and has_b:
+            return "Yes", f"{subject[a]}: {said} [{a}]. {subject[b]}: {said} [{b}].", (fa, fb)
+        if has_a != has_b:
+            yes, no = (a, b) if has_a else (b, a)
+            return "No", f"{subject[yes]}: {said} [{yes}]. Nothing read about {subject[no]} says {said}.", (fa, fb)
+        return None
+    if prop <= read.get(a, set()) and prop <= read.get(b, set()):
+        said = _surface(query, prop)
+        return "Yes", f"{subject[a]}: {said} [{a}]. {subject[b]}: {said} [{b}].", (fa, fb)
+    (_, na), (_, nb) = _what_it_is(fa["text"]), _what_it_is(fb["text"])
+    if na and na == nb:
+        return "Yes", f"Both are a {na} [{a}] [{b}].", (fa, fb)
+    return None
+
+
+def _surface(query: str, terms: set[str]) -> str:
+    """The question's own words for a set of index terms, in its order ("located", "Michigan")."""
+    out = []
+    for w in re.findall(r"[^\W_][\w'’\-]*", query):
+        if term_set(w) & terms and w not in out:
+            out.append(w)
+    return " ".join(out)
