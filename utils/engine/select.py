@@ -27,7 +27,7 @@ TYPE_BONUS = 0.15
 _QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
-_WANTS_YEAR = re.compile(r"\b(when|what year|which year|in what year|what date|which date)\b", re.I)
+_WANTS_YEAR = re.compile(r"\b(when|(?:what|which) (?:years?|decade|date)|what time period)\b", re.I)
 _WANTS_NUMBER = re.compile(r"\b(how many|how much|how long|how old|how tall|how far|population|number of)\b", re.I)
 
 
