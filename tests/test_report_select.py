@@ -125,3 +125,20 @@ def test_a_yes_no_question_about_a_named_property_checks_both_things(tmp_path):
     shared, _ = ask(tmp_path / "b", pages, "Which state is Ostwick Airport located in?")
     assert not shared["answer"].startswith(("Yes", "No"))
     assert "Michigan" in shared["answer"]
+
+
+def test_a_sentence_opening_with_a_pronoun_is_about_the_pages_subject(tmp_path):
+    shared, n = ask(
+        tmp_path,
+        {
+            "Sam Orrin": "Sam Orrin is a singer from Kerala. He sang the song Blue River in 2012. "
+            "He was working as a software engineer at Velt Systems in Kochi.",
+            "Velt Systems": "Velt Systems is an Indian technology company headquartered in Pune.",
+            "Blue River (song)": "Blue River is a song sung by Sam Orrin and Ana Bell.",
+            "Cloudwise": "Cloudwise, headquartered in Austin, is a software company where many engineers worked.",
+        },
+        "Where is the company that Sam Orrin worked for as a software engineer headquartered?",
+    )
+    assert cites(shared, n["Sam Orrin"]) and cites(shared, n["Velt Systems"])
+    assert "Pune" in shared["answer"]
+    assert shared["citations"]["unsupported"] == 0

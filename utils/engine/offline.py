@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from ..research.feedback import feedback_terms
 from ..text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
 from .base import EngineResult
-from .select import choose, coverage, named_in, title_phrase
+from .select import about_subject, choose, coverage, named_in, title_phrase
 from .verdict import verdict
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
@@ -160,16 +160,18 @@ class OfflineEngine:
             # A page reached by a link is read for what it is about (its title), like a crawled page.
             focus = _weights(it.get("title", "") if it.get("linked") else (step_q or it.get("title", "")))
             cands = []
-            # A document's opening sentence is about what its title names, whether or not it repeats
-            # the name ("Edward Davis Wood Jr. ... was an American filmmaker" under "Ed Wood").
-            lead_terms = term_set(_QUALIFIER.sub(" ", it.get("title", ""))) if it.get("lead") else set()
+            # A sentence about the document's subject (its opening one, or one opening with a pronoun:
+            # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
+            # American filmmaker" under "Ed Wood").
+            title_terms = term_set(_QUALIFIER.sub(" ", it.get("title", "")))
+            opens = bool(it.get("lead"))  # the text starts at the document's start
             # ...and when the question names that title, the opening sentence is kept however few of
             # the question's words it shares: it says what the named thing is.
-            named = bool(lead_terms) and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
+            named = opens and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
             for i, sent in enumerate(split_sentences(it.get("text", ""))):
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
-                terms = term_set(sent) | (lead_terms if i == 0 else set())
+                terms = term_set(sent) | (title_terms if about_subject(sent, opens and i == 0) else set())
                 qcov = coverage(terms, weights)
                 fcov = coverage(terms, focus) if focus else 0.0
                 score = max(qcov, 0.5 * fcov + 0.5 * qcov)

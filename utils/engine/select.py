@@ -25,6 +25,8 @@ NAMED_BONUS = 0.2
 TYPE_BONUS = 0.15
 
 _QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
+# A sentence opening with a pronoun is about the document's subject ("He was working as ...").
+_PRONOUN = re.compile(r"(?:He|She|It|They|His|Her|Its|Their)\b")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
 _WANTS_YEAR = re.compile(r"\b(when|(?:what|which) (?:years?|decade|date)|what time period)\b", re.I)
@@ -59,6 +61,13 @@ def named_in(query: str, names: dict[int, str], weights: dict[str, float]) -> se
     return {n for n in mentions(query, names) if any(weights.get(t, 0) > 1.0 for t in term_set(names[n]))}
 
 
+def about_subject(sentence: str, opening: bool) -> bool:
+    """Whether a sentence of a document is about what the document's title names: its opening
+    sentence is ("Edward Davis Wood Jr. ... was an American filmmaker" under "Ed Wood"), and so is
+    one that opens with a pronoun ("He was working as a software engineer ...")."""
+    return opening or bool(_PRONOUN.match(sentence.lstrip()))
+
+
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
     """The weighted share of the question's terms that `terms` holds (0..1)."""
     total = sum(weights.values())
@@ -91,8 +100,9 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
     excerpts = {s["n"]: (s.get("excerpt") or "").lstrip() for s in sources}
 
     def about(f: dict) -> set[str]:
-        lead = excerpts.get(f["source"], "").startswith(f["text"].strip()[:80])
-        return (term_set(f["text"]) | (titles.get(f["source"], set()) if lead else set())) & w
+        text = f["text"].strip()
+        lead = excerpts.get(f["source"], "").startswith(text[:80])
+        return (term_set(text) | (titles.get(f["source"], set()) if about_subject(text, lead) else set())) & w
 
     terms = [about(f) for f in facts]
 
