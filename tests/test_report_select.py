@@ -19,7 +19,7 @@ def page(title: str, body: str) -> str:
     )
 
 
-def ask(tmp_path: Path, pages: dict[str, str], question: str) -> tuple[dict, dict[str, int]]:
+def ask(tmp_path: Path, pages: dict[str, str], question: str, steps: int = 8) -> tuple[dict, dict[str, int]]:
     from sleuth.utils.cli.ui import PlainUI
     from sleuth.utils.config import Settings, parse_tools
     from sleuth.utils.engine.offline import OfflineEngine
@@ -29,7 +29,9 @@ def ask(tmp_path: Path, pages: dict[str, str], question: str) -> tuple[dict, dic
     wiki.mkdir(parents=True)
     for i, (title, body) in enumerate(pages.items()):
         (wiki / f"p{i}.html").write_text(page(title, body))
-    s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)
+    s = Settings(
+        engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False, max_iterations=steps
+    )
     tools = Tools(s)
     tools.kb().ingest_paths([wiki])
     rt = Runtime(settings=s, engine=OfflineEngine(), ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=tools)
@@ -141,4 +143,21 @@ def test_a_sentence_opening_with_a_pronoun_is_about_the_pages_subject(tmp_path):
     )
     assert cites(shared, n["Sam Orrin"]) and cites(shared, n["Velt Systems"])
     assert "Pune" in shared["answer"]
+    assert shared["citations"]["unsupported"] == 0
+
+
+def test_the_document_the_best_fact_names_keeps_its_opening_sentence(tmp_path):
+    shared, n = ask(
+        tmp_path,
+        {
+            "Orla Dunne": "Orla Dunne was defeated by the Reds in the course of the Varn Uprising.",
+            # found by the question's words, but its opening sentence shares none of them
+            "Varn Uprising": "Fighting in Varn lasted from 1917 until October 1922. The war left ruins.",
+            "Reds (club)": "Reds is a football club whose fans are known as the Reds.",
+        },
+        "Orla Dunne was defeated by the Reds in a civil war that ended when?",
+        steps=1,  # one knowledge-base search: no second query about the uprising
+    )
+    assert cites(shared, n["Orla Dunne"]) and cites(shared, n["Varn Uprising"])
+    assert "October 1922" in shared["answer"]
     assert shared["citations"]["unsupported"] == 0

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from ..research.feedback import feedback_terms
 from ..text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
 from .base import EngineResult
-from .select import about_subject, choose, coverage, named_in, title_phrase
+from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
 from .verdict import verdict
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
@@ -24,6 +24,7 @@ MAX_FACTS_PER_ITEM = 3
 MAX_FACTS_PER_STEP = 16
 MAX_CRAWL_PER_STEP = 3
 MIN_SCORE = 0.25
+BRIDGE_FROM = 3  # the best facts whose named documents keep their opening sentence
 
 _QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
 _ENTITY = re.compile(
@@ -156,6 +157,21 @@ class OfflineEngine:
         excluded = set(ctx.get("excluded_sources", []))
 
         new_facts: list[dict] = []
+        unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
+
+        def add(it: dict, score: float, qcov: float, sent: str) -> None:
+            known.add(fold(sent))
+            fact = {
+                "fact": sent,
+                "source": it["source"],
+                "score": round(score, 3),
+                "qcov": round(qcov, 3),
+                "kind": it.get("kind", "page"),
+            }
+            if it.get("kind") == "kb" and "score" in it:
+                fact["retrieval"] = round(float(it["score"]), 3)  # the KB's own retrieval score
+            new_facts.append(fact)
+
         for it in ctx.get("items", []):
             # A page reached by a link is read for what it is about (its title), like a crawled page.
             focus = _weights(it.get("title", "") if it.get("linked") else (step_q or it.get("title", "")))
@@ -177,19 +193,19 @@ class OfflineEngine:
                 score = max(qcov, 0.5 * fcov + 0.5 * qcov)
                 if score >= MIN_SCORE or (named and i == 0):
                     cands.append((max(score, MIN_SCORE), qcov, sent))
+                elif opens and it["source"] not in unread_leads:
+                    unread_leads[it["source"]] = (it, qcov, sent)
             cands.sort(key=lambda c: -c[0])
             for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
-                known.add(fold(sent))
-                fact = {
-                    "fact": sent,
-                    "source": it["source"],
-                    "score": round(score, 3),
-                    "qcov": round(qcov, 3),
-                    "kind": it.get("kind", "page"),
-                }
-                if it.get("kind") == "kb" and "score" in it:
-                    fact["retrieval"] = round(float(it["score"]), 3)  # the KB's own retrieval score
-                new_facts.append(fact)
+                add(it, score, qcov, sent)
+        # A document the best facts name (the bridge of a two-hop question) keeps its opening sentence
+        # even when that shares few words with the question: it says what the named thing is.
+        have = {f["source"] for f in new_facts}
+        best = sorted(new_facts, key=lambda f: -f["score"])[:BRIDGE_FROM] + ctx.get("facts", [])[:BRIDGE_FROM]
+        named_text = phrase(" ".join(f.get("fact", f.get("text", "")) for f in best))
+        for src, (it, qcov, sent) in unread_leads.items():
+            if src not in have and (title_phrase(it.get("title", "")) or "\0") in named_text:
+                add(it, MIN_SCORE, qcov, sent)
         # Every document keeps its best passage (a linked page may hold the second half of the
         # answer while sharing few words with the question); the rest compete on score.
         firsts, seen_src = [], set()
