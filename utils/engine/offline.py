@@ -260,13 +260,16 @@ class OfflineEngine:
     def _confidence(facts: list[dict], weights: dict[str, float]) -> tuple[float, float]:
         if not facts or not weights:
             return 0.0, 0.0
-        relevant = [f for f in facts if f.get("qcov", 0) >= 0.2]
+        # What the facts themselves say: a sentence read with its document's title (select.about_subject)
+        # ranks higher among facts, but the title's words are not evidence the answer was found.
+        said = [(f, coverage(terms, weights), terms) for f in facts for terms in [term_set(f["text"])]]
         union: set[str] = set()
-        for f in relevant:
-            union |= term_set(f["text"])
+        for _, c, terms in said:
+            if c >= 0.2:
+                union |= terms
         cov = coverage(union, weights)
-        best = max(f.get("qcov", 0) * _trust(f) for f in facts)
-        support = len({f["source"] for f in facts if f.get("qcov", 0) >= 0.4})
+        best = max(c * _trust(f) for f, c, _ in said)
+        support = len({f["source"] for f, c, _ in said if c >= 0.4})
         conf = 0.45 * cov + 0.35 * best + 0.2 * min(1.0, support / 2)
         return round(min(conf, 0.95), 3), cov
 
