@@ -11,6 +11,7 @@ source (utils/research/citations.py), mean steps, stop reasons and seconds per q
 5...): tune on one half, check on the other.
 
   .venv/bin/python bench/research.py [--questions N] [--split even|odd|all] [--tools duckduckgo,crawl] [--kb]
+      [--kb-extra DIR...]   (more documents in the KB: a bigger haystack for the same questions)
   .venv/bin/python bench/research.py --engine openai --base-url http://127.0.0.1:8000/v1 --model M -n 5
 
 With an LLM engine it also prints the schema-valid rate of the model's replies per call kind, the
@@ -56,6 +57,9 @@ def main() -> int:
     ap.add_argument("--split", choices=["all", "even", "odd"], default="all", help="questions by index parity")
     ap.add_argument("--tools", default="duckduckgo,crawl")
     ap.add_argument("--kb", action="store_true", help="ingest the wiki into the KB first and add the kb tool")
+    ap.add_argument(
+        "--kb-extra", nargs="*", default=[], metavar="DIR", help="with --kb: more folders to ingest (distractors)"
+    )
     ap.add_argument("--max-iterations", type=int, default=8)
     ap.add_argument("--confidence", type=float, default=0.7)
     args = ap.parse_args()
@@ -95,7 +99,7 @@ def main() -> int:
         )
         rt_tools = Tools(s)
         if args.kb:
-            rt_tools.kb().ingest_paths([EVAL / "wiki"])
+            rt_tools.kb().ingest_paths([EVAL / "wiki", *map(Path, args.kb_extra)])
         engine = make_engine(s)
         recall = both_cited = both_found = cites = cites_ok = 0
         steps, reasons, t0 = [], Counter(), time.perf_counter()
