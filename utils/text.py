@@ -154,6 +154,18 @@ def term_set(text: str) -> set[str]:
     return set(analyze(text))
 
 
+_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*")
+
+
+def bare_title(title: str) -> str:
+    """A title without its qualifier in brackets: "Ed Wood (film)" -> "Ed Wood"."""
+    return _QUALIFIER.sub(" ", title or "").strip()
+
+
+def has_qualifier(title: str) -> bool:
+    return bool(_QUALIFIER.search(title or ""))
+
+
 def normalize_query(q: str) -> str:
     """Normalization used for 'same query again' loop detection (case, punctuation, spacing)."""
     return " ".join(re.findall(r"\w+", fold(q or "")))

@@ -14,7 +14,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from ..research.feedback import feedback_terms
-from ..text import STOPWORDS, content_terms, fold, normalize_query, split_sentences, stem, term_set
+from ..text import STOPWORDS, bare_title, content_terms, fold, normalize_query, split_sentences, stem, term_set
 from .base import EngineResult
 from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
 from .verdict import verdict
@@ -26,7 +26,6 @@ MAX_CRAWL_PER_STEP = 3
 MIN_SCORE = 0.25
 BRIDGE_FROM = 3  # the best facts whose named documents keep their opening sentence
 
-_QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
 _ENTITY = re.compile(
     r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
 )
@@ -179,7 +178,7 @@ class OfflineEngine:
             # A sentence about the document's subject (its opening one, or one opening with a pronoun:
             # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
             # American filmmaker" under "Ed Wood").
-            title_terms = term_set(_QUALIFIER.sub(" ", it.get("title", "")))
+            title_terms = term_set(bare_title(it.get("title", "")))
             opens = bool(it.get("lead"))  # the text starts at the document's start
             # ...and when the question names that title, the opening sentence is kept however few of
             # the question's words it shares: it says what the named thing is.

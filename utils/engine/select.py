@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import term_set, tokenize
+from ..text import bare_title, has_qualifier, term_set, tokenize
 
 MAX_FACTS = 4
 FIRST_CANDIDATES = 8  # facts considered for the first half of the pair
@@ -24,7 +24,6 @@ LINK_BONUS = 0.4
 NAMED_BONUS = 0.2
 TYPE_BONUS = 0.15
 
-_QUALIFIER = re.compile(r"\s*\(.*?\)\s*")
 # A sentence opening with a pronoun is about the document's subject ("He was working as ...").
 _PRONOUN = re.compile(r"(?:He|She|It|They|His|Her|Its|Their)\b")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -41,7 +40,7 @@ def phrase(text: str) -> str:
 def title_phrase(title: str) -> str:
     """A document title without its qualifier ("Ed Wood (film)" -> ' ed wood '), or '' when it is
     too short or holds no content word to count as a name."""
-    bare = phrase(_QUALIFIER.sub(" ", title or ""))
+    bare = phrase(bare_title(title))
     return bare if len(bare.strip()) > 3 and term_set(bare) else ""
 
 
@@ -50,7 +49,7 @@ def mentions(text: str, names: dict[int, str], own: int | None = None) -> set[in
     longer title the text also names (or inside the text's own document title) does not count."""
     t = phrase(text)
     found = {n: p for n, p in names.items() if p and p in t}
-    longer = [p for n, p in found.items()] + ([names[own]] if own in names and names[own] in t else [])
+    longer = list(found.values()) + ([names[own]] if own in names and names[own] in t else [])
     return {n for n, p in found.items() if n != own and not any(p != q and p in q for q in longer)}
 
 
@@ -96,7 +95,7 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
     qwords = set(tokenize(query))
     w = set(weights)
     # A document's opening sentence is about what its title names (as the analyzer reads it).
-    titles = {s["n"]: term_set(_QUALIFIER.sub(" ", s.get("title", ""))) for s in sources}
+    titles = {s["n"]: term_set(bare_title(s.get("title", ""))) for s in sources}
     excerpts = {s["n"]: (s.get("excerpt") or "").lstrip() for s in sources}
 
     def about(f: dict) -> set[str]:
@@ -109,7 +108,7 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
     def has_type(f: dict) -> bool:
         return bool(wanted) and any(v not in qwords for v in wanted.findall(f["text"]))
 
-    plain = {s["n"] for s in sources if not _QUALIFIER.search(s.get("title", ""))}
+    plain = {s["n"] for s in sources if not has_qualifier(s.get("title", ""))}
 
     def primary(f: dict) -> bool:
         """A title without a qualifier names the main thing of that name ("Ed Wood", not "Ed Wood
@@ -138,11 +137,10 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
             if s > best + 1e-9:
                 best, pair = s, [a, b] if a.get("qcov", 0) >= b.get("qcov", 0) else [b, a]
     chosen = list(pair)
-    have = {f["source"] for f in chosen}
     covered = set().union(*(about(f) for f in chosen))
     # Each thing the question names is cited once (one document per name: "Teen Titans" and
     # "Teen Titans (season 1)" are one name), by its best fact.
-    cited_names = {names[n] for n in have}
+    cited_names = {names[f["source"]] for f in chosen}
     for n in sorted(named, key=lambda n: -len(names[n])):
         if names[n] in cited_names or len(chosen) >= MAX_FACTS:
             continue
@@ -150,7 +148,6 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
         mine.sort(key=lambda f: not primary(f))  # the main thing of that name first
         if mine:
             chosen.append(mine[0])
-            have.add(mine[0]["source"])
             cited_names.add(names[n])
             covered |= about(mine[0])
     # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import STOPWORDS, fold, term_set, tokenize
+from ..text import STOPWORDS, bare_title, fold, term_set, tokenize
 from .select import named_in, title_phrase
 
 _AUX = frozenset("is are was were do does did can could has have had will would should".split())
@@ -67,7 +67,7 @@ def _decide(query, chosen, facts, sources, weights):
     fa = next((f for f in chosen if f["source"] == a), _facts_of(a, facts)[0])
     fb = next((f for f in chosen if f["source"] == b), _facts_of(b, facts)[0])
     title = {s["n"]: s.get("title", "") for s in sources}
-    subject = {a: re.sub(r"\s*\(.*?\)\s*", " ", title[a]).strip(), b: re.sub(r"\s*\(.*?\)\s*", " ", title[b]).strip()}
+    subject = {a: bare_title(title[a]), b: bare_title(title[b])}
     qwords = set(toks)
 
     if "same" in qwords:

@@ -85,9 +85,8 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
     in all), ranked by the words they share with `query` and by whether the hit that links to them
     names them in its text (the way a reader follows a link in a sentence, not in a menu); scored
     below the hit that linked to them."""
-    import re
 
-    from ..text import fold, term_set
+    from ..text import bare_title, fold, term_set
 
     want = term_set(query)
     seen = {h.source for h in hits}
@@ -105,7 +104,7 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
     best: dict[str, tuple[float, object]] = {}
     for c in kb.chunks_of(list(linked), per_source=5):
         share = len(term_set(f"{c.title} {c.text}") & want) / len(want) if want else 0.0
-        title = fold(re.sub(r"\s*\(.*?\)\s*", " ", c.title or "")).strip()
+        title = fold(bare_title(c.title))
         named = len(title) > 3 and title in linked[c.source][1]
         s = share + 0.5 * named
         if s > 0 and s > best.get(c.source, (0.0, None))[0]:
