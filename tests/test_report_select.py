@@ -1,7 +1,9 @@
-"""Which facts the offline report states for a two-hop question (utils/engine/select.py), through
-the real loop on a small knowledge base of HTML pages: the pair of documents that answers together
-is cited, names are matched whole (the longest wins), one document per name, and a document's
-opening sentence counts as being about its title."""
+"""Which facts the offline report states for a two-hop question (utils/engine/select.py) and its
+yes/no verdicts (utils/engine/verdict.py), through the real loop on a small knowledge base of HTML
+pages: the pair of documents that answers together is cited, names are matched whole (the longest
+wins), one document per name, a document's opening sentence (or one opening with a pronoun) counts
+as being about its title, the document a fact names keeps its opening sentence, and a yes/no
+comparison of two named things is answered from both facts with both cited."""
 
 from __future__ import annotations
 
