@@ -124,3 +124,60 @@ def test_a_one_paragraph_story_beside_longer_furniture_is_found():
     <div id="content"><div class="entry-body"><p>{STORY}</p></div></div>
     <div class="site-info"><p>{DISCLAIMER}</p><p>{ABOUT}</p></div></body></html>"""
     assert STORY in extract(html).text
+
+
+# --- doubts: our text came from furniture, or misses the page's own description -----------------------
+
+COMMENTS = [
+    "I used to take that ferry every morning when I worked in town, and the old pier was already in a sorry "
+    "state back then, with planks missing and the railings rusted through in more than one place.",
+    "Good riddance, honestly. The new terminal looks far better, and the extra space for cars should end the "
+    "long queues we get every summer weekend when the tourists all arrive at the same time.",
+    "Does anyone know whether the cafe will keep its opening hours at the new building? It was the only place "
+    "open early enough for the first crossing, and I would hate to lose my coffee before work.",
+    "My grandfather helped to build that pier after the war, so it is sad to see it go, but I understand "
+    "that nothing lasts forever and the safety of the passengers has to come first in the end.",
+]
+
+
+def test_a_long_comment_thread_does_not_beat_a_short_article():
+    thread = "".join(
+        f'<div class="c"><div class="who">Reader {i} - June {i}, 2024</div><p>{c}</p><p>{c}</p></div>'
+        for i, c in enumerate(COMMENTS * 2)
+    )
+    html = f"""<html><body><ul class="nav">{NAV}</ul>
+    <div class="main"><h1>Old ferry terminal to close</h1><p>{STORY}</p><p>{MORE[0]}</p></div>
+    <div id="comments"><h2>Comments</h2>{thread}</div></body></html>"""
+    text = extract(html).text
+    assert STORY in text and MORE[0] in text
+    assert not any(c in text for c in COMMENTS)
+
+
+def test_text_that_misses_the_page_description_is_replaced_by_a_second_opinion_that_covers_it(monkeypatch):
+    ours = "\n\n".join([ABOUT, DISCLAIMER])
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "\n\n".join([STORY, MORE[0]]))
+    description = "The old ferry terminal will close at the end of the summer, the harbour authority said."
+    assert extract_second.better_of(ours, "<html></html>", description=description) == f"{STORY}\n\n{MORE[0]}"
+
+
+def test_text_that_covers_the_page_description_is_trusted(monkeypatch):
+    def boom(*_args, **_kwargs):
+        raise AssertionError("second opinion asked for a text that covers the description")
+
+    monkeypatch.setattr(extract_second, "second_opinion", boom)
+    ours = "\n\n".join([STORY, *MORE])
+    description = "The old ferry terminal will close at the end of the summer, the harbour authority said."
+    assert extract_second.better_of(ours, "<html></html>", description=description) == ours
+
+
+def test_text_that_misses_the_description_stays_when_the_second_opinion_misses_it_too(monkeypatch):
+    ours = "\n\n".join([STORY, *MORE])
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: ABOUT)
+    description = "Weekly shipping bulletin: cargo tonnage, fuel prices and crew rotations for vessel operators."
+    assert extract_second.better_of(ours, "<html></html>", description=description) == ours
+
+
+def test_text_from_furniture_stays_when_the_second_opinion_has_nothing(monkeypatch):
+    ours = "\n\n".join(COMMENTS)
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "")
+    assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}) == ours

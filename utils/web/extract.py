@@ -17,12 +17,13 @@ quality are several times too slow for the crawler's budget (see bench/extractio
 5. The main content is the element with the highest subtree score ("maximum subtree sum"), so an
    article split by ads or sub-headings stays whole while the navigation, teaser lists and footers
    around it pull its ancestors down. Flagged subtrees inside a candidate count against it and are
-   left out; candidates inside flagged or hidden elements are discounted.
+   left out; candidates that are or sit inside flagged or hidden elements are discounted.
 6. Inside it, prose blocks are kept; sub-headings and one-line paragraphs are kept next to prose;
    the headline, link lists and stray fragments are dropped. Pages with almost no prose (stubs) fall
    back to the page's <article>/<main> element, keeping every block that is not a link list.
-7. When that text is short, readability-lxml gives a second opinion (extract_second.py), cleaned by
-   the same rules; its text is used when it says clearly more.
+7. When that text looks wrong (short, taken from an element flagged as furniture, or missing most of
+   the page's own description), readability-lxml gives a second opinion (extract_second.py), cleaned
+   by the same rules; its text is used when the evidence favours it.
 
 Everything is data: nothing from the page is executed. Safe to call from several threads.
 """
@@ -107,6 +108,7 @@ def _parse(text: str):
 
 
 _MAX_LINK_LINES = 20
+_DESCRIPTION_KEYS = ("og:description", "description", "twitter:description")
 
 
 def _title_and_links(root, title: str) -> str:
@@ -148,7 +150,10 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         published = published_date(root, meta)
         links = out_links(root, base)
         rejected: set[str] = set()
-        text = better_of(main_text(root, rejected), html, url, rejected) or _title_and_links(root, title)
+        doubts: set[str] = set()
+        ours = main_text(root, rejected, doubts)
+        description = next((meta[k] for k in _DESCRIPTION_KEYS if meta.get(k)), "")
+        text = better_of(ours, html, url, rejected, doubts, description) or _title_and_links(root, title)
         return Extracted(title=title, published=published, text=text, links=links)
     except Exception:  # noqa: BLE001 - untrusted input must never crash the crawler
         log.warning("extraction failed for %s", url or "<html>", exc_info=True)

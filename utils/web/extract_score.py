@@ -45,17 +45,18 @@ def classify(b: Block) -> float:
 _HEADLINE_MIN = 10  # a link block this long can be a teaser's headline
 _MIN_TEASERS = 2  # ...when the page has at least this many of them
 _TEASER_WEIGHT = 0.25  # a prose block that is alone with a link headline (teaser list item) counts this much
-_FLAGGED_DISCOUNT = 0.5  # per boilerplate-flagged ancestor of a candidate container (at most two)
-_FEW_GOOD = 2  # a flagged candidate with at most this many prose blocks is discounted for its own flag
+_FLAGGED_DISCOUNT = 0.25  # per boilerplate-flagged ancestor of a candidate container (at most two)
 _HIDDEN_DISCOUNT = 0.1  # for a candidate that is (inside) an element that is not displayed
 _FLAGGED_PENALTY = 0.25  # per character of a flagged subtree, against the containers around it
 _MIN_CONTENT = 80  # below this score the page has no real prose: use the lenient fallback
 
 
-def main_text(root, rejected: set[str] | None = None) -> str:
+def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = None) -> str:
     """The page's main text. ``rejected``, when given, receives the texts of blocks that are furniture
     whatever container is chosen: teasers of other articles and blocks in nav/header/footer/aside
-    elements (or ARIA roles) or in elements that are not displayed."""
+    elements (or ARIA roles) or in elements that are not displayed. ``doubts``, when given, receives
+    "furniture" when the chosen container is (inside) an element flagged as furniture: the best
+    prose on the page is in a comment thread or sidebar, so the article may be elsewhere."""
     from lxml import etree
 
     body = root.find("body")
@@ -67,6 +68,8 @@ def main_text(root, rejected: set[str] | None = None) -> str:
     if not blocks:
         return ""
     best, value = select(blocks, parents, flags)
+    if doubts is not None and value >= _MIN_CONTENT and _in_furniture(parents, flags, best):
+        doubts.add("furniture")
     if rejected is not None:
         strong = [False] * len(parents)
         for i in range(len(parents)):
@@ -154,7 +157,7 @@ def select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[i
     for i in range(n):
         v = score[i]
         if v > 0:
-            k = flagged_above[i] + (1 if flags[i] == STRONG or flags[i] and n_good[i] <= _FEW_GOOD else 0)
+            k = flagged_above[i] + (1 if flags[i] else 0)
             if k:
                 v *= _FLAGGED_DISCOUNT ** min(k, 2)
             if hidden[i]:
@@ -162,6 +165,15 @@ def select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[i
         if v >= best_value:  # ties go to the later (deeper) node: same content with less around it
             best, best_value = i, v
     return best, best_value
+
+
+def _in_furniture(parents: list[int], flags: list[int], node: int) -> bool:
+    """The node or one of its ancestors is flagged as furniture."""
+    while node >= 0:
+        if flags[node]:
+            return True
+        node = parents[node]
+    return False
 
 
 def _clean_descendants(parents: list[int], flags: list[int], top: int) -> list[bool]:

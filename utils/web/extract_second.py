@@ -1,10 +1,19 @@
 """A second opinion for pages where our extractor's output looks wrong.
 
 Our extractor picks one container by its prose; on a page with a short article (a few paragraphs)
-beside longer furniture it can pick the furniture, or keep only a line. When its text is short
-(under ``SHORT_CHARS`` characters, about 100 words), readability-lxml, which scores paragraphs' parents rather than
-subtrees, reads the page too, and its text is used when it is longer. It runs on that minority of
-pages only (it is several times slower than ours), and never when it is not installed.
+beside longer furniture it can pick the furniture, or keep only a line. readability-lxml, which
+scores paragraphs' parents rather than subtrees, reads the page too when ours looks wrong:
+
+* our container is (inside) an element flagged as furniture (a comment thread, a sidebar): the
+  other is used when it says anything (blocks flagged only by class words are kept in it, since
+  those words are what is in doubt);
+* our text covers less than half the words of the page's own description (og:description, meta
+  description): the other is used when it covers clearly more of it;
+* our text is short (under ``SHORT_CHARS`` characters, about 100 words): the other is used when it
+  says clearly more.
+
+It runs on that minority of pages only (it is several times slower than ours), and never when it is
+not installed.
 """
 
 from __future__ import annotations
@@ -18,6 +27,10 @@ from .extract_score import wide_re
 _WORD = re.compile(r"\w+")
 _CONTAINED = 0.9
 _EXTENDS = 2  # a second opinion that contains our text must be this many times longer to replace it
+MIN_OTHER = 200  # under furniture doubt, a second opinion this short (Latin-equivalent chars) is no answer
+_DESCRIPTION_WORDS = 10  # a page description this long is evidence of what the article says...
+_DESCRIPTION_COVERED = 0.5  # ...and our text covering less than this share of its words is doubtful
+_DESCRIPTION_MARGIN = 0.1  # the second opinion must cover this much more of it to replace ours
 SHORT_CHARS = 600  # our text under this many (Latin-equivalent) characters, ~100 words, asks for one
 
 log = logging.getLogger(__name__)
@@ -34,7 +47,9 @@ def suspicious(text: str) -> bool:
     return size(text) < SHORT_CHARS
 
 
-def second_opinion(html: str, url: str = "", rejected: set[str] | frozenset[str] = frozenset()) -> str:
+def second_opinion(
+    html: str, url: str = "", rejected: set[str] | frozenset[str] = frozenset(), by_class: bool = True
+) -> str:
     """readability-lxml's main text of the page, one paragraph per block; "" when it cannot say."""
     try:
         from readability import Document
@@ -48,15 +63,15 @@ def second_opinion(html: str, url: str = "", rejected: set[str] | frozenset[str]
         return ""
     if not summary or not summary.strip():
         return ""
-    return _clean_text(summary, rejected)
+    return _clean_text(summary, rejected, by_class)
 
 
-def _clean_text(summary: str, rejected: set[str] | frozenset[str]) -> str:
+def _clean_text(summary: str, rejected: set[str] | frozenset[str], by_class: bool = True) -> str:
     """The text of readability's part of the page, less what our own rules call furniture: blocks in
     nav/footer/aside or boilerplate-named elements, link lists, teaser lists, a headline before any prose."""
     from lxml import etree
 
-    from .extract_dom import DROP_TAGS, segment
+    from .extract_dom import BOILER, DROP_TAGS, segment
     from .extract_score import select
 
     try:
@@ -70,7 +85,7 @@ def _clean_text(summary: str, rejected: set[str] | frozenset[str]) -> str:
     blocks, parents, flags = segment(body)
     flagged = [False] * len(parents)
     for i in range(1, len(parents)):
-        flagged[i] = bool(flags[i]) or flagged[parents[i]]
+        flagged[i] = bool(flags[i] and (by_class or flags[i] != BOILER)) or flagged[parents[i]]
     select(blocks, parents, flags)  # classifies the blocks and marks teaser lists
     kept: list[str] = []
     for b in blocks:
@@ -80,12 +95,40 @@ def _clean_text(summary: str, rejected: set[str] | frozenset[str]) -> str:
     return "\n\n".join(kept)
 
 
-def better_of(ours: str, html: str, url: str = "", rejected: set[str] | frozenset[str] = frozenset()) -> str:
-    """Our text, or the second opinion's when ours looks wrong and the other says more. Blocks whose
-    text is in ``rejected`` (what our pass saw as teasers or layout furniture) are left out of the other."""
+def better_of(
+    ours: str,
+    html: str,
+    url: str = "",
+    rejected: set[str] | frozenset[str] = frozenset(),
+    doubts: set[str] | frozenset[str] = frozenset(),
+    description: str = "",
+) -> str:
+    """Our text, or the second opinion's when ours looks wrong and the other is better by evidence.
+
+    Blocks whose text is in ``rejected`` (what our pass saw as teasers or layout furniture) are left out
+    of the other. Ours looks wrong when ``doubts`` holds "furniture" (it came from an element flagged as
+    furniture: the other is used when it says anything), when it leaves out most of the page's own
+    ``description`` (the other is used when it covers clearly more of it), or when it is short (the
+    other is used when it says clearly more)."""
+    if "furniture" in doubts:
+        other = second_opinion(html, url, rejected, by_class=False)
+        return other if size(other) >= MIN_OTHER else ours
+    if len(_WORD.findall(description)) >= _DESCRIPTION_WORDS:
+        covered = coverage(description, ours)
+        if covered < _DESCRIPTION_COVERED:
+            other = second_opinion(html, url, rejected)
+            if coverage(description, other) >= covered + _DESCRIPTION_MARGIN:
+                return other
+            if not suspicious(ours):
+                return ours
+            return _longer(ours, other)
     if not suspicious(ours):
         return ours
-    other = second_opinion(html, url, rejected)
+    return _longer(ours, second_opinion(html, url, rejected))
+
+
+def _longer(ours: str, other: str) -> str:
+    """The other text when it says clearly more than ours."""
     if size(other) <= size(ours):
         return ours
     if contained(ours, other) and size(other) < max(SHORT_CHARS, _EXTENDS * size(ours)):
@@ -93,8 +136,13 @@ def better_of(ours: str, html: str, url: str = "", rejected: set[str] | frozense
     return other
 
 
-def contained(part: str, whole: str) -> bool:
-    """Nearly all of part's words (as a multiset) are in whole."""
+def coverage(part: str, whole: str) -> float:
+    """The share of part's words (as a multiset) that are in whole."""
     a, b = Counter(_WORD.findall(part.lower())), Counter(_WORD.findall(whole.lower()))
     n = sum(a.values())
-    return bool(n) and sum((a & b).values()) >= _CONTAINED * n
+    return sum((a & b).values()) / n if n else 0.0
+
+
+def contained(part: str, whole: str) -> bool:
+    """Nearly all of part's words (as a multiset) are in whole."""
+    return coverage(part, whole) >= _CONTAINED
