@@ -163,3 +163,17 @@ def test_the_document_the_best_fact_names_keeps_its_opening_sentence(tmp_path):
     assert cites(shared, n["Orla Dunne"]) and cites(shared, n["Varn Uprising"])
     assert "October 1922" in shared["answer"]
     assert shared["citations"]["unsupported"] == 0
+
+
+def test_an_answer_in_one_document_does_not_drag_in_a_second(tmp_path):
+    shared, n = ask(
+        tmp_path,
+        {
+            "Kettle": "An electric kettle boils a litre of water in about three minutes.",
+            "Tea": "Tea is brewed with boiling water, often from an electric kettle.",
+            "Lakes": "Lakes hold fresh water.",
+        },
+        "How long does an electric kettle take to boil a litre of water?",
+    )
+    assert cites(shared, n["Kettle"]) and "three minutes" in shared["answer"]
+    assert not cites(shared, n["Tea"])  # it adds nothing the first fact does not say

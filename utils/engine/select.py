@@ -26,6 +26,7 @@ TYPE_BONUS = 0.15
 
 # A sentence opening with a pronoun is about the document's subject ("He was working as ...").
 _PRONOUN = re.compile(r"(?:He|She|It|They|His|Her|Its|Their)\b")
+_NAME_WORD = re.compile(r"\b[A-Z0-9][\w'’\-]*")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _NUMBER = re.compile(r"\b\d[\d,.]*\b")
 _WANTS_YEAR = re.compile(r"\b(when|(?:what|which) (?:years?|decade|date)|what time period)\b", re.I)
@@ -45,10 +46,13 @@ def title_phrase(title: str) -> str:
 
 
 def mentions(text: str, names: dict[int, str], own: int | None = None) -> set[int]:
-    """Documents whose title phrase `text` names, longest match first: a title found only inside a
-    longer title the text also names (or inside the text's own document title) does not count."""
+    """Documents whose title phrase `text` names, as a name (a word of it is capitalised or a number
+    in the text: "an electric kettle" does not name the document "Kettle"), longest match first: a
+    title found only inside a longer title the text also names (or inside the text's own document
+    title) does not count."""
     t = phrase(text)
-    found = {n: p for n, p in names.items() if p and p in t}
+    caps = set(tokenize(" ".join(_NAME_WORD.findall(text))))
+    found = {n: p for n, p in names.items() if p and p in t and not caps.isdisjoint(p.split())}
     longer = list(found.values()) + ([names[own]] if own in names and names[own] in t else [])
     return {n for n, p in found.items() if n != own and not any(p != q and p in q for q in longer)}
 
@@ -125,9 +129,15 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
         for j, b in enumerate(facts):
             if b["source"] == a["source"]:
                 continue
+            tied = link(a, b)
+            if not (
+                (terms[j] - terms[i] or tied or b["source"] in named)
+                and (terms[i] - terms[j] or tied or a["source"] in named)
+            ):
+                continue  # one of the two adds nothing: the answer may well be in one document
             s = (
                 coverage(terms[i] | terms[j], weights)
-                + LINK_BONUS * link(a, b)
+                + LINK_BONUS * tied
                 + NAMED_BONUS
                 * ((a["source"] in named) + (b["source"] in named and names[b["source"]] != names[a["source"]]))
                 + TYPE_BONUS * (has_type(a) or has_type(b))
