@@ -181,3 +181,23 @@ def test_text_from_furniture_stays_when_the_second_opinion_has_nothing(monkeypat
     ours = "\n\n".join(COMMENTS)
     monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "")
     assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}) == ours
+
+
+# --- lists inside the article -------------------------------------------------------------------------
+
+ITEMS = ["Two slices of bread", "One ripe tomato", "A pinch of salt"]
+
+
+def test_a_list_that_a_paragraph_introduces_with_a_colon_is_kept_at_the_end_of_the_article():
+    intro = f"{MORE[0]} For the sandwich served at the opening you will need the following:"
+    items = "".join(f"<li>{t}</li>" for t in ITEMS)
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{intro}</p><ul>{items}</ul></div>
+    <ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, intro, *ITEMS]
+
+
+def test_a_short_list_after_the_article_without_an_introduction_is_left_out():
+    items = "".join(f"<li>{t}</li>" for t in ITEMS)
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><ul>{items}</ul></div>
+    <ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0]]

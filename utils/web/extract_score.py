@@ -196,7 +196,8 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
 
     Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
     blocks; a short sentence in a paragraph element (a one-line paragraph) only needs prose on one side,
-    and a heading needs prose after it.  ``lenient`` keeps every block that is not a link list.
+    a heading needs prose after it, and the items of a list follow a kept line that introduces them
+    with a colon ("Here is what you need:").  ``lenient`` keeps every block that is not a link list.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
     n = len(blocks)
@@ -228,6 +229,8 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
             keep[i] = next_good[i]
         elif b.tag in _CONTENT_TAGS and _SENTENCE_END.search(b.text) and len(b.text.split()) >= 5:
             keep[i] = prev_good[i] or next_good[i]
+        elif b.tag == "li" and i and keep[i - 1] and (blocks[i - 1].tag == "li" or blocks[i - 1].text.endswith(":")):
+            keep[i] = True  # an item of a list that a kept line ending in a colon introduces
         else:
             keep[i] = prev_good[i] and next_good[i]
         if keep[i]:
