@@ -163,6 +163,7 @@ def bare_title(title: str) -> str:
 
 
 def has_qualifier(title: str) -> bool:
+    """Whether a title carries a qualifier in brackets ("Ed Wood (film)"): it names one sense of a name."""
     return bool(_QUALIFIER.search(title or ""))
 
 

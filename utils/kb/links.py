@@ -85,7 +85,6 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
     in all), ranked by the words they share with `query` and by whether the hit that links to them
     names them in its text (the way a reader follows a link in a sentence, not in a menu); scored
     below the hit that linked to them."""
-
     from ..text import bare_title, fold, term_set
 
     want = term_set(query)
