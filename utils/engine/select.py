@@ -108,6 +108,7 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
         return (term_set(text) | (titles.get(f["source"], set()) if about_subject(text, lead) else set())) & w
 
     terms = [about(f) for f in facts]
+    terms_of = {id(f): t for f, t in zip(facts, terms, strict=True)}
 
     def has_type(f: dict) -> bool:
         return bool(wanted) and any(v not in qwords for v in wanted.findall(f["text"]))
@@ -147,7 +148,7 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
             if s > best + 1e-9:
                 best, pair = s, [a, b] if a.get("qcov", 0) >= b.get("qcov", 0) else [b, a]
     chosen = list(pair)
-    covered = set().union(*(about(f) for f in chosen))
+    covered = set().union(*(terms_of[id(f)] for f in chosen))
     # Each thing the question names is cited once (one document per name: "Teen Titans" and
     # "Teen Titans (season 1)" are one name), by its best fact.
     cited_names = {names[f["source"]] for f in chosen}
@@ -159,16 +160,16 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
         if mine:
             chosen.append(mine[0])
             cited_names.add(names[n])
-            covered |= about(mine[0])
+            covered |= terms_of[id(mine[0])]
     # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.
     floor = 0.2 * facts[0].get("qcov", 0)
     pool = [f for f in facts if f not in chosen and f.get("qcov", 0) >= floor]
     while pool and len(chosen) < MAX_FACTS:
-        gains = [(coverage(about(f) - covered, weights), f.get("qcov", 0), -i) for i, f in enumerate(pool)]
+        gains = [(coverage(terms_of[id(f)] - covered, weights), f.get("qcov", 0), -i) for i, f in enumerate(pool)]
         gain, _, neg_i = max(gains)
         if gain <= 0:
             break
         f = pool.pop(-neg_i)
         chosen.append(f)
-        covered |= about(f)
+        covered |= terms_of[id(f)]
     return chosen

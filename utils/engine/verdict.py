@@ -75,11 +75,11 @@ def _decide(query, chosen, facts, sources, weights):
         ca, cb = ca - qwords, cb - qwords
         shared = ca & cb
         if shared:
-            word = next(w for w in re.findall(r"[\w'’\-]+", fa["text"]) if fold(w) in shared)
+            word = _as_written(fa["text"], shared)
             return "Yes", f"Both are {word} [{a}] [{b}].", (fa, fb)
         if ca and cb:
-            va = next(w for w in re.findall(r"[\w'’\-]+", fa["text"]) if fold(w) in ca)
-            vb = next(w for w in re.findall(r"[\w'’\-]+", fb["text"]) if fold(w) in cb)
+            va = _as_written(fa["text"], ca)
+            vb = _as_written(fb["text"], cb)
             return "No", f"{subject[a]}: {va} [{a}]. {subject[b]}: {vb} [{b}].", (fa, fb)
         return None
 
@@ -108,6 +108,11 @@ def _decide(query, chosen, facts, sources, weights):
     if na and na == nb:
         return "Yes", f"Both are a {na} [{a}] [{b}].", (fa, fb)
     return None
+
+
+def _as_written(text: str, folded: set[str]) -> str:
+    """The first word of `text` whose folded form is in `folded`, as the text writes it."""
+    return next(w for w in re.findall(r"[\w'’\-]+", text) if fold(w) in folded)
 
 
 def _surface(query: str, terms: set[str]) -> str:
