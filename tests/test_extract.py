@@ -160,6 +160,18 @@ def test_script_style_and_noscript_never_in_text():
         assert leaked not in text
 
 
+def test_html_shown_as_code_is_kept_but_raw_markup_text_is_not():
+    code = '<script src="vendor/coverage.js" data-cover-adapter="vendor/mocha-adapter.js"></script>'
+    escaped = code.replace("<", "&lt;").replace(">", "&gt;")
+    html = f"""<html><body><article><p>{P1}</p><pre><code>{escaped}</code></pre><p>{P2}</p>
+    <p><code>&lt;a href="" title=""&gt; &lt;abbr title=""&gt; &lt;b&gt; &lt;blockquote cite=""&gt; &lt;em&gt;</code></p>
+    <p>{P3}</p></article></body></html>"""
+    text = extract(html).text
+    assert code in text  # a tutorial's HTML sample is part of the article
+    assert "abbr" not in text  # a line of bare tags (a comment form's "allowed tags") is not
+    assert P1 in text and P3 in text
+
+
 def test_hidden_copy_of_the_article_is_not_extracted():
     hidden = " ".join([P1, P2, P3] * 3)
     html = f"""<html><body><div class="story"><p>{P1}</p><p>{P2}</p><p>{P3}</p></div>

@@ -332,7 +332,8 @@ def segment(
         if buf:
             text = "".join(buf)
             text = _join_lines(text.split(_BR)) if _BR in text else " ".join(text.split())
-            if text and not (text[0] == "<" and _MARKUP_RE.match(text)):  # raw markup (e.g. from noscript)
+            # raw markup (a template, a comment form's list of allowed tags) is dropped; code shown in <pre> is kept
+            if text and not (text[0] == "<" and _MARKUP_RE.match(text) and node_tags[cur] != "pre"):
                 blocks.append(Block(cur, text, link_chars, node_tags[cur]))
             buf = []
         link_chars = 0
