@@ -201,3 +201,36 @@ def test_a_short_list_after_the_article_without_an_introduction_is_left_out():
     html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><ul>{items}</ul></div>
     <ul>{NAV}</ul></body></html>"""
     assert _paragraphs(extract(html).text) == [STORY, MORE[0]]
+
+
+# --- a lone paragraph: our container is one paragraph of a short post ---------------------------------
+
+INTRO = (
+    'While reading <a href="/talks/harbours">a talk on harbour design</a> by <a href="/people/ann">Ann Berg</a>, '
+    "I stopped at this slide."
+)
+POINT = (
+    "A good harbour is planned around the people who wait in it, not the boats: shelter, light and a clear "
+    "view of the water."
+)
+QUESTION = "What would you change about the harbour you know best?"
+
+
+def test_the_short_lines_around_a_lone_paragraph_are_kept_when_the_second_opinion_has_them():
+    # the intro is link-heavy and the closing question is a one-item list: alone, neither scores as prose,
+    # so our own pass keeps only the middle paragraph; the second opinion reads the whole post
+    html = f"""<html><body><ul class="nav">{NAV}</ul>
+    <div id="content"><div class="post"><h1>What a harbour is for</h1>
+    <div class="entry-content"><p>{INTRO}</p><p><img src="/slide.png" alt=""></p><p>{POINT}</p>
+    <ul><li>{QUESTION}</li></ul></div></div></div></body></html>"""
+    text = extract(html).text
+    assert "I stopped at this slide." in text and POINT in text and QUESTION in text
+    assert "Category number" not in text
+
+
+def test_a_lone_paragraph_gives_way_to_a_second_opinion_that_only_adds_a_little(monkeypatch):
+    ours = "Short text about the harbour, one paragraph long and nothing else at all here."
+    other = f"{ours}\n\nWhat would you change?"
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: other)
+    assert extract_second.better_of(ours, "<html></html>", doubts={"paragraph"}) == other
+    assert extract_second.better_of(ours, "<html></html>") == ours  # not a lone paragraph: the little is furniture

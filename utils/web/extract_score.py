@@ -56,7 +56,9 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     whatever container is chosen: teasers of other articles and blocks in nav/header/footer/aside
     elements (or ARIA roles) or in elements that are not displayed. ``doubts``, when given, receives
     "furniture" when the chosen container is (inside) an element flagged as furniture: the best
-    prose on the page is in a comment thread or sidebar, so the article may be elsewhere."""
+    prose on the page is in a comment thread or sidebar, so the article may be elsewhere; and
+    "paragraph" when it is a single paragraph (or list item): the lines around it scored too low to
+    join it, so the rest of a short article may be there."""
     from lxml import etree
 
     body = root.find("body")
@@ -68,8 +70,11 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     if not blocks:
         return ""
     best, value = select(blocks, parents, flags)
-    if doubts is not None and value >= _MIN_CONTENT and _in_furniture(parents, flags, best):
-        doubts.add("furniture")
+    if doubts is not None and value >= _MIN_CONTENT:
+        if _in_furniture(parents, flags, best):
+            doubts.add("furniture")
+        if best and any(b.node == best and b.tag in _CONTENT_TAGS for b in blocks):
+            doubts.add("paragraph")
     if rejected is not None:
         strong = [False] * len(parents)
         for i in range(len(parents)):

@@ -10,7 +10,8 @@ scores paragraphs' parents rather than subtrees, reads the page too when ours lo
 * our text covers less than half the words of the page's own description (og:description, meta
   description): the other is used when it covers clearly more of it;
 * our text is short (under ``SHORT_CHARS`` characters, about 100 words): the other is used when it
-  says clearly more.
+  says clearly more, or simply more when ours is a single paragraph (the short lines around a lone
+  paragraph are more often the rest of the article than furniture).
 
 It runs on that minority of pages only (it is several times slower than ours), and never when it is
 not installed.
@@ -109,7 +110,8 @@ def better_of(
     of the other. Ours looks wrong when ``doubts`` holds "furniture" (it came from an element flagged as
     furniture: the other is used when it says anything), when it leaves out most of the page's own
     ``description`` (the other is used when it covers clearly more of it), or when it is short (the
-    other is used when it says clearly more)."""
+    other is used when it says clearly more; just more when ``doubts`` holds "paragraph": ours is a
+    single paragraph)."""
     if "furniture" in doubts:
         other = second_opinion(html, url, rejected, by_class=False)
         return other if size(other) >= MIN_OTHER else ours
@@ -121,17 +123,17 @@ def better_of(
                 return other
             if not suspicious(ours):
                 return ours
-            return _longer(ours, other)
+            return _longer(ours, other, "paragraph" in doubts)
     if not suspicious(ours):
         return ours
-    return _longer(ours, second_opinion(html, url, rejected))
+    return _longer(ours, second_opinion(html, url, rejected), "paragraph" in doubts)
 
 
-def _longer(ours: str, other: str) -> str:
-    """The other text when it says clearly more than ours."""
+def _longer(ours: str, other: str, lone: bool = False) -> str:
+    """The other text when it says clearly more than ours (just more, when ours is a ``lone`` paragraph)."""
     if size(other) <= size(ours):
         return ours
-    if contained(ours, other) and size(other) < max(SHORT_CHARS, _EXTENDS * size(ours)):
+    if not lone and contained(ours, other) and size(other) < max(SHORT_CHARS, _EXTENDS * size(ours)):
         return ours  # the same text plus a little more: the little more is furniture as often as not
     return other
 
