@@ -234,3 +234,15 @@ def test_a_lone_paragraph_gives_way_to_a_second_opinion_that_only_adds_a_little(
     monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: other)
     assert extract_second.better_of(ours, "<html></html>", doubts={"paragraph"}) == other
     assert extract_second.better_of(ours, "<html></html>") == ours  # not a lone paragraph: the little is furniture
+
+
+def test_an_inline_byline_left_open_around_the_post_does_not_hide_it():
+    # a byline <span> that the page never closes wraps the whole post; a short one stays out
+    post = "<br><br>".join([STORY, MORE[0], MORE[1]])
+    html = f"""<html><body><ul class="nav">{NAV}</ul><div class="post-body">
+    <p><span class="byline-author">Posted by Jo Smith, harbour reporter</span></p>
+    <b id="doc-marker"><span class="byline-author">Posted by Jo Smith<br><br>{post}</b>
+    </div></body></html>"""
+    text = extract(html).text
+    assert STORY in text and MORE[0] in text and MORE[1] in text
+    assert "harbour reporter" not in text

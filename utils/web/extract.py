@@ -10,7 +10,8 @@ quality are several times too slow for the crawler's budget (see bench/extractio
 3. Drop scripts, styles, form controls and media, then walk the tree once, cutting the text into
    blocks (one per paragraph-like element) and flagging furniture: nav/aside/footer/header tags,
    ARIA roles, elements that are not displayed, and boilerplate class/id words (comment, share,
-   related, cookie, newsletter, ad...).
+   related, cookie, newsletter, ad...); an inline element so named counts only while it is short (one
+   left open around the article is not furniture).
 4. Score blocks: prose (80+ characters, at most 30% link text) counts +length, link lists count
    -length, short fragments a little negative; a lone prose block after a link headline in a small
    subtree is a teaser of another article and counts a quarter.

@@ -307,6 +307,21 @@ def _join_lines(pieces: list[str]) -> str:
     return "".join(out)
 
 
+_INLINE_FURNITURE_MAX = 300  # an inline element named like furniture but holding more text than this wraps content
+
+
+def _wraps_content(el) -> bool:
+    """Furniture in an inline element (a byline, a share link, a label) is short; one holding hundreds of
+    characters wraps the content itself, usually because the page left it open."""
+    n = 0
+    for t in el.itertext():
+        if isinstance(t, str):
+            n += len(t.strip())
+            if n > _INLINE_FURNITURE_MAX:
+                return True
+    return False
+
+
 def segment(
     body, nodes: list | None = None, semantic: list[int] | None = None
 ) -> tuple[list[Block], list[int], list[int]]:
@@ -361,7 +376,7 @@ def segment(
                 node_tags.append(tag)
                 cur = len(parents) - 1
                 stack.append(1)
-            elif tag not in _PLAIN_INLINE and _boilerplate(el, tag):
+            elif tag not in _PLAIN_INLINE and _boilerplate(el, tag) and not _wraps_content(el):
                 stack.append(2)
                 walker.skip_subtree()
                 continue
