@@ -246,3 +246,15 @@ def test_an_inline_byline_left_open_around_the_post_does_not_hide_it():
     text = extract(html).text
     assert STORY in text and MORE[0] in text and MORE[1] in text
     assert "harbour reporter" not in text
+
+
+def test_the_authors_bio_under_the_article_is_not_part_of_it():
+    bio = (
+        "Jo Smith is a harbour reporter for the Coast Courier and has written about ferries, ports and the "
+        "people who work in them for more than ten years."
+    )
+    html = f"""<html><body><ul class="nav">{NAV}</ul><article><h1>Old ferry terminal to close</h1>
+    <p>{STORY}</p><p>{MORE[0]}</p><p>{MORE[1]}</p><div class="user-bio"><p>{bio}</p></div></article></body></html>"""
+    text = extract(html).text
+    assert STORY in text and MORE[1] in text
+    assert "Coast Courier" not in text

@@ -195,6 +195,7 @@ _BOILER_WORDS = frozenset(
         "replies",
         "rss",
         "popular",
+        "bio",
     )
 )
 _NOT_BOILER = ("commentary",)  # opinion pieces: "commentary-body" is content
