@@ -177,6 +177,20 @@ def test_text_that_misses_the_description_stays_when_the_second_opinion_misses_i
     assert extract_second.better_of(ours, "<html></html>", description=description) == ours
 
 
+def test_text_from_furniture_stays_when_the_second_opinion_reads_part_of_it(monkeypatch):
+    # a page whose article sits in a wrapper named like a sidebar: both read the same article, ours more
+    ours = "\n\n".join([STORY, MORE[0], MORE[1], MORE[2]])
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "\n\n".join([MORE[0], MORE[1]]))
+    assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}) == ours
+
+
+def test_text_from_furniture_gives_way_to_a_second_opinion_that_reads_something_else(monkeypatch):
+    ours = "\n\n".join(COMMENTS)
+    other = "\n\n".join([STORY, MORE[0]])
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: other)
+    assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}) == other
+
+
 def test_text_from_furniture_stays_when_the_second_opinion_has_nothing(monkeypatch):
     ours = "\n\n".join(COMMENTS)
     monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "")

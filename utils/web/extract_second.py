@@ -6,7 +6,8 @@ scores paragraphs' parents rather than subtrees, reads the page too when ours lo
 
 * our container is (inside) an element flagged as furniture (a comment thread, a sidebar): the
   other is used when it says anything (blocks flagged only by class words are kept in it, since
-  those words are what is in doubt);
+  those words are what is in doubt), unless nearly all of it is in ours: then both read the same
+  article and ours, in a wrapper named like furniture, is only the larger part of the page;
 * our text covers less than half the words of the page's own description (og:description, meta
   description): the other is used when it covers clearly more of it;
 * our text is short (under ``SHORT_CHARS`` characters, about 100 words): the other is used when it
@@ -29,6 +30,7 @@ _WORD = re.compile(r"\w+")
 _CONTAINED = 0.9
 _EXTENDS = 2  # a second opinion that contains our text must be this many times longer to replace it
 MIN_OTHER = 200  # under furniture doubt, a second opinion this short (Latin-equivalent chars) is no answer
+_AGREES = 0.97  # ...and one with this share of its words in ours agrees with ours
 _DESCRIPTION_WORDS = 10  # a page description this long is evidence of what the article says...
 _DESCRIPTION_COVERED = 0.5  # ...and our text covering less than this share of its words is doubtful
 _DESCRIPTION_MARGIN = 0.1  # the second opinion must cover this much more of it to replace ours
@@ -108,13 +110,15 @@ def better_of(
 
     Blocks whose text is in ``rejected`` (what our pass saw as teasers or layout furniture) are left out
     of the other. Ours looks wrong when ``doubts`` holds "furniture" (it came from an element flagged as
-    furniture: the other is used when it says anything), when it leaves out most of the page's own
-    ``description`` (the other is used when it covers clearly more of it), or when it is short (the
-    other is used when it says clearly more; just more when ``doubts`` holds "paragraph": ours is a
-    single paragraph)."""
+    furniture: the other is used when it says anything and is not nearly all in ours), when it leaves
+    out most of the page's own ``description`` (the other is used when it covers clearly more of it),
+    or when it is short (the other is used when it says clearly more; just more when ``doubts`` holds
+    "paragraph": ours is a single paragraph)."""
     if "furniture" in doubts:
         other = second_opinion(html, url, rejected, by_class=False)
-        return other if size(other) >= MIN_OTHER else ours
+        if size(other) < MIN_OTHER or coverage(other, ours) >= _AGREES:
+            return ours
+        return other
     if len(_WORD.findall(description)) >= _DESCRIPTION_WORDS:
         covered = coverage(description, ours)
         if covered < _DESCRIPTION_COVERED:
