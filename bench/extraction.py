@@ -221,8 +221,8 @@ def evaluate(name: str, fn: Callable[[bytes, str], str], pages: list[dict], wors
     times.sort()
     if "with" in pages[0]:
         precision, recall, f1 = _pooled([r[4] for r in rows])
-        f1_even = _pooled([r[4] for r in rows if r[0]["index"] % 2 == 0])[2]
-        f1_odd = _pooled([r[4] for r in rows if r[0]["index"] % 2 == 1])[2]
+        halves = ([r[4] for r in rows if r[0]["index"] % 2 == h] for h in (0, 1))
+        f1_even, f1_odd = (_pooled(half)[2] if half else float("nan") for half in halves)
     else:
         precision, recall, f1 = (statistics.mean(r[i] for r in rows) for i in (1, 2, 3))
         f1_even = _mean([r[3] for r in rows if r[0]["index"] % 2 == 0])
