@@ -210,6 +210,14 @@ def test_a_list_that_a_paragraph_introduces_with_a_colon_is_kept_at_the_end_of_t
     assert _paragraphs(extract(html).text) == [STORY, intro, *ITEMS]
 
 
+def test_a_short_line_that_introduces_a_list_at_the_end_of_the_article_is_kept_with_it():
+    intro = "At the opening you will need the following:"
+    items = "".join(f"<li>{t}</li>" for t in ITEMS)
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><p>{intro}</p><ul>{items}</ul></div>
+    <ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0], intro, *ITEMS]
+
+
 def test_a_short_list_after_the_article_without_an_introduction_is_left_out():
     items = "".join(f"<li>{t}</li>" for t in ITEMS)
     html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><ul>{items}</ul></div>

@@ -193,14 +193,15 @@ def _clean_descendants(parents: list[int], flags: list[int], top: int) -> list[b
 
 
 _CONTENT_TAGS = frozenset(("p", "li", "blockquote", "pre", "dd"))
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")
+_SENTENCE_END = re.compile(r"[.!?…:][\"'”’)\]]*$")  # a sentence, or a line that introduces what follows
 
 
 def _assemble(blocks: list[Block], lenient: bool = False) -> str:
     """Join the kept blocks of the chosen container.
 
     Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
-    blocks; a short sentence in a paragraph element (a one-line paragraph) only needs prose on one side,
+    blocks; a short sentence in a paragraph element (a one-line paragraph, or a line ending in a colon
+    that introduces what follows) only needs prose on one side,
     a heading needs prose after it, and the items of a list follow a kept line that introduces them
     with a colon ("Here is what you need:").  ``lenient`` keeps every block that is not a link list.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
