@@ -280,3 +280,21 @@ def test_the_authors_bio_under_the_article_is_not_part_of_it():
     text = extract(html).text
     assert STORY in text and MORE[1] in text
     assert "Coast Courier" not in text
+
+
+def test_a_post_a_script_would_build_is_read_from_its_noscript_copy():
+    # the body sits in a script template for browsers and in <noscript> for everyone else
+    paras = "".join(f"<p>{t}</p>" for t in [STORY, *MORE])
+    html = f"""<html><body><ul class="nav">{NAV}</ul><div class="post-body">
+    <script type="text/template">{paras}</script><noscript>{paras}</noscript></div>
+    <div class="labels"><a href="/l/a">android</a> <a href="/l/b">chrome</a></div></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, *MORE]
+
+
+def test_a_noscript_warning_is_not_read():
+    warning = (
+        "<p>Please enable JavaScript.</p><p>This site needs scripts to show comments.</p>"
+        "<p>Without them some parts of the page will not work.</p>"
+    )
+    html = f"<html><body><article><p>{STORY}</p><p>{MORE[0]}</p><noscript>{warning}</noscript></article></body></html>"
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0]]

@@ -7,8 +7,9 @@ quality are several times too slow for the crawler's budget (see bench/extractio
    with lxml's HTML parser.
 2. Read metadata and links from the whole page: title (og:title, <h1>, <title>), published date
    (meta tags, JSON-LD, itemprop, <time>), absolute out-links.
-3. Drop scripts, styles, form controls and media, then walk the tree once, cutting the text into
-   blocks (one per paragraph-like element) and flagging furniture: nav/aside/footer/header tags,
+3. Drop scripts, styles, form controls and media (a <noscript> is kept when it holds paragraphs of
+   prose: the page's own copy of a body that a script builds), then walk the tree once, cutting the
+   text into blocks (one per paragraph-like element) and flagging furniture: nav/aside/footer/header tags,
    ARIA roles, elements that are not displayed, and boilerplate class/id words (comment, share,
    related, cookie, newsletter, ad...); an inline element so named counts only while it is short (one
    left open around the article is not furniture).

@@ -64,6 +64,7 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     body = root.find("body")
     if body is None:
         body = root
+    _keep_fallback_prose(body)
     etree.strip_elements(body, *DROP_TAGS, with_tail=False)
     semantic: list[int] = []
     blocks, parents, flags = segment(body, semantic=semantic)
@@ -96,6 +97,14 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
             top, top_len = i, size
     inside = _clean_descendants(parents, flags, top)
     return _assemble([b for b in blocks if inside[b.node]], lenient=True)
+
+
+def _keep_fallback_prose(body) -> None:
+    """A <noscript> that holds paragraphs of prose is the page's own rendering for readers without
+    scripts (the article body a script would otherwise build): read it like any other element."""
+    for el in list(body.iter("noscript")):
+        if len(el.findall(".//p")) >= 3 and len("".join(el.itertext())) >= 500:
+            el.tag = "div"
 
 
 def select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[int, float]:
