@@ -197,6 +197,17 @@ def test_text_from_furniture_stays_when_the_second_opinion_has_nothing(monkeypat
     assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}) == ours
 
 
+def test_text_from_furniture_stays_when_the_page_description_is_about_it(monkeypatch):
+    # page builders wrap the article in "widget" elements; the page's own description settles which
+    # reading is the article
+    ours = "\n\n".join([STORY, MORE[0], MORE[1]])
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: DISCLAIMER)
+    about_story = "The old ferry terminal will close at the end of the summer; passengers move to the new terminal."
+    assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}, description=about_story) == ours
+    about_site = "Disclaimer: the opinions expressed on this site are those of the authors; nothing is advice."
+    assert extract_second.better_of(ours, "<html></html>", doubts={"furniture"}, description=about_site) == DISCLAIMER
+
+
 # --- lists inside the article -------------------------------------------------------------------------
 
 ITEMS = ["Two slices of bread", "One ripe tomato", "A pinch of salt"]

@@ -7,7 +7,8 @@ scores paragraphs' parents rather than subtrees, reads the page too when ours lo
 * our container is (inside) an element flagged as furniture (a comment thread, a sidebar): the
   other is used when it says anything (blocks flagged only by class words are kept in it, since
   those words are what is in doubt), unless nearly all of it is in ours: then both read the same
-  article and ours, in a wrapper named like furniture, is only the larger part of the page;
+  article and ours, in a wrapper named like furniture, is only the larger part of the page; or unless
+  ours covers clearly more of the page's own description (page builders name every wrapper "widget");
 * our text covers less than half the words of the page's own description (og:description, meta
   description): the other is used when it covers clearly more of it;
 * our text is short (under ``SHORT_CHARS`` characters, about 100 words): the other is used when it
@@ -110,20 +111,23 @@ def better_of(
 
     Blocks whose text is in ``rejected`` (what our pass saw as teasers or layout furniture) are left out
     of the other. Ours looks wrong when ``doubts`` holds "furniture" (it came from an element flagged as
-    furniture: the other is used when it says anything and is not nearly all in ours), when it leaves
-    out most of the page's own ``description`` (the other is used when it covers clearly more of it),
-    or when it is short (the other is used when it says clearly more; just more when ``doubts`` holds
-    "paragraph": ours is a single paragraph)."""
+    furniture: the other is used when it says anything, is not nearly all in ours and does not cover
+    clearly less of the page's ``description``), when it leaves out most of the page's own
+    ``description`` (the other is used when it covers clearly more of it), or when it is short (the
+    other is used when it says clearly more; just more when ``doubts`` holds "paragraph": ours is a
+    single paragraph)."""
     if "furniture" in doubts:
         other = second_opinion(html, url, rejected, by_class=False)
         if size(other) < MIN_OTHER or coverage(other, ours) >= _AGREES:
+            return ours
+        if _describes(description, ours, other):
             return ours
         return other
     if len(_WORD.findall(description)) >= _DESCRIPTION_WORDS:
         covered = coverage(description, ours)
         if covered < _DESCRIPTION_COVERED:
             other = second_opinion(html, url, rejected)
-            if coverage(description, other) >= covered + _DESCRIPTION_MARGIN:
+            if _describes(description, other, ours):
                 return other
             if not suspicious(ours):
                 return ours
@@ -131,6 +135,13 @@ def better_of(
     if not suspicious(ours):
         return ours
     return _longer(ours, second_opinion(html, url, rejected), "paragraph" in doubts)
+
+
+def _describes(description: str, text: str, other: str) -> bool:
+    """The page's own description (when long enough to be evidence) is clearly better covered by text."""
+    if len(_WORD.findall(description)) < _DESCRIPTION_WORDS:
+        return False
+    return coverage(description, text) >= coverage(description, other) + _DESCRIPTION_MARGIN
 
 
 def _longer(ours: str, other: str, lone: bool = False) -> str:
