@@ -309,3 +309,11 @@ def test_a_noscript_warning_is_not_read():
     )
     html = f"<html><body><article><p>{STORY}</p><p>{MORE[0]}</p><noscript>{warning}</noscript></article></body></html>"
     assert _paragraphs(extract(html).text) == [STORY, MORE[0]]
+
+
+def test_a_sub_heading_written_in_bold_is_kept_with_the_section_it_opens():
+    html = f"""<html><body><ul class="nav">{NAV}</ul><article><p>{STORY}</p>
+    <p><a href="/other">Read more: the harbour's history in pictures</a></p>
+    <p><strong>Shops fear the move</strong></p><p>{MORE[1]}</p><p>{MORE[2]}</p>
+    <p><b>Follow the harbour desk</b></p></article></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, "Shops fear the move", MORE[1], MORE[2]]

@@ -101,6 +101,7 @@ _BLOCK_TAGS = frozenset(
     )
 )
 HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_BOLD = frozenset(("b", "strong"))
 # Inline tags not worth a boilerplate check (a share link inside them is caught by its link density).
 _PLAIN_INLINE = frozenset(
     (
@@ -241,12 +242,13 @@ _HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.
 
 
 class Block:
-    __slots__ = ("node", "text", "link", "tag", "kind", "size")
+    __slots__ = ("node", "text", "link", "bold", "tag", "kind", "size")
 
-    def __init__(self, node: int, text: str, link: int, tag: str):
+    def __init__(self, node: int, text: str, link: int, tag: str, bold: int = 0):
         self.node = node
         self.text = text
         self.link = link  # characters inside <a>
+        self.bold = bold  # characters inside <b>/<strong>
         self.tag = tag
         self.kind = ""
         self.size = len(text)  # length in Latin-equivalent characters (set by _classify)
@@ -341,18 +343,20 @@ def segment(
     buf: list[str] = []
     link_chars = 0
     in_link = 0
-    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 link
+    bold_chars = 0
+    in_bold = 0
+    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 link, 4 bold
 
     def flush():
-        nonlocal buf, link_chars
+        nonlocal buf, link_chars, bold_chars
         if buf:
             text = "".join(buf)
             text = _join_lines(text.split(_BR)) if _BR in text else " ".join(text.split())
             # raw markup (a template, a comment form's list of allowed tags) is dropped; code shown in <pre> is kept
             if text and not (text[0] == "<" and _MARKUP_RE.match(text) and node_tags[cur] != "pre"):
-                blocks.append(Block(cur, text, link_chars, node_tags[cur]))
+                blocks.append(Block(cur, text, link_chars, node_tags[cur], bold_chars))
             buf = []
-        link_chars = 0
+        link_chars = bold_chars = 0
 
     walker = etree.iterwalk(body, events=("start", "end"))
     for event, el in walker:
@@ -387,12 +391,17 @@ def segment(
             elif tag == "br":
                 buf.append(_BR)
                 stack.append(0)
+            elif tag in _BOLD:
+                in_bold += 1
+                stack.append(4)
             else:
                 stack.append(0)
             if el.text:
                 buf.append(el.text)
                 if in_link:
                     link_chars += len(el.text.strip())
+                if in_bold:
+                    bold_chars += len(el.text.strip())
         else:
             kind = stack.pop()
             if kind == 1:
@@ -400,11 +409,15 @@ def segment(
                 cur = max(parents[cur], 0)
             elif kind == 3:
                 in_link -= 1
+            elif kind == 4:
+                in_bold -= 1
             if el is body:
                 break
             if el.tail:
                 buf.append(el.tail)
                 if in_link:
                     link_chars += len(el.tail.strip())
+                if in_bold:
+                    bold_chars += len(el.tail.strip())
     flush()
     return blocks, parents, flags

@@ -205,14 +205,20 @@ _CONTENT_TAGS = frozenset(("p", "li", "blockquote", "pre", "dd"))
 _SENTENCE_END = re.compile(r"[.!?…:][\"'”’)\]]*$")  # a sentence, or a line that introduces what follows
 
 
+def _bold_line(b: Block) -> bool:
+    """A paragraph set wholly in bold and not ending like a sentence: a sub-heading written as text."""
+    return b.tag in ("p", "div") and b.bold >= 0.9 * len(b.text) and not _SENTENCE_END.search(b.text)
+
+
 def _assemble(blocks: list[Block], lenient: bool = False) -> str:
     """Join the kept blocks of the chosen container.
 
     Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
     blocks; a short sentence in a paragraph element (a one-line paragraph, or a line ending in a colon
-    that introduces what follows) only needs prose on one side,
-    a heading needs prose after it, and the items of a list follow a kept line that introduces them
-    with a colon ("Here is what you need:").  ``lenient`` keeps every block that is not a link list.
+    that introduces what follows) only needs prose on one side; a heading, or a sub-heading written as
+    a paragraph set wholly in bold, needs prose after it; and the items of a list follow a kept line
+    that introduces them with a colon ("Here is what you need:").  ``lenient`` keeps every block that
+    is not a link list.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
     n = len(blocks)
@@ -240,7 +246,7 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
             keep[i] = False
         elif kinds[i] != "short" or lenient:
             continue
-        elif b.tag in HEADINGS:
+        elif b.tag in HEADINGS or _bold_line(b):
             keep[i] = next_good[i]
         elif b.tag in _CONTENT_TAGS and _SENTENCE_END.search(b.text) and len(b.text.split()) >= 5:
             keep[i] = prev_good[i] or next_good[i]
