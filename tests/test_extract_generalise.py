@@ -317,3 +317,16 @@ def test_a_sub_heading_written_in_bold_is_kept_with_the_section_it_opens():
     <p><strong>Shops fear the move</strong></p><p>{MORE[1]}</p><p>{MORE[2]}</p>
     <p><b>Follow the harbour desk</b></p></article></body></html>"""
     assert _paragraphs(extract(html).text) == [STORY, "Shops fear the move", MORE[1], MORE[2]]
+
+
+def test_the_part_of_a_post_offered_for_printing_is_part_of_the_post():
+    recipe = [
+        "Place the flour, salt and pepper in a large bowl, add the eggs and the cooked noodles, and stir until "
+        "every strand is coated with the batter and the vegetables are spread evenly through it.",
+        "Heat two tablespoons of oil in a frying pan over a medium heat, drop in spoonfuls of the mixture and "
+        "cook for two minutes on each side until golden. Serve warm with a little chilli sauce.",
+    ]
+    html = f"""<html><body><ul class="nav">{NAV}</ul><div class="entry"><p>{STORY}</p><p>{MORE[0]}</p>
+    <div class="print-this-button"><a href="#print">Print this recipe</a></div>
+    <div class="print-this-content"><h3>Method</h3><p>{recipe[0]}</p><p>{recipe[1]}</p></div></div></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0], "Method", *recipe]

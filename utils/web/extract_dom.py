@@ -186,7 +186,6 @@ _BOILER_WORDS = frozenset(
         "meta",
         "tag",
         "tags",
-        "print",
         "skip",
         "author",
         "credit",
