@@ -330,3 +330,29 @@ def test_the_part_of_a_post_offered_for_printing_is_part_of_the_post():
     <div class="print-this-button"><a href="#print">Print this recipe</a></div>
     <div class="print-this-content"><h3>Method</h3><p>{recipe[0]}</p><p>{recipe[1]}</p></div></div></body></html>"""
     assert _paragraphs(extract(html).text) == [STORY, MORE[0], "Method", *recipe]
+
+
+def test_the_text_beside_a_picture_is_its_caption_not_the_article():
+    # a caption marked up as plain text in a box with the image, not as <figcaption>
+    html = f"""<html><body><ul class="nav">{NAV}</ul><article><p>{STORY}</p>
+    <div class="visual"><img src="/pier.jpg" alt=""><div class="description"><strong>The old pier at low tide</strong>
+    <span>Photo: J. Smith / Coast Courier</span></div></div><p>{MORE[0]}</p><p>{MORE[1]}</p></article></body></html>"""
+    text = extract(html).text
+    assert _paragraphs(text) == [STORY, MORE[0], MORE[1]]
+
+
+def test_steps_each_with_a_picture_are_the_article():
+    steps = [
+        "Cut a hole in the foam block.",
+        "Insert your plant into the hole.",
+        "Cover the foam with moss.",
+        "Place the glass cloche over it.",
+    ]
+    items = "".join(
+        f'<div class="step"><div><h3>Step {i}</h3><p>{s}</p></div><figure><img src="/s{i}.jpg"></figure></div>'
+        for i, s in enumerate(steps, 1)
+    )
+    html = f"""<html><body><ul class="nav">{NAV}</ul><article><p>{STORY}</p><p>{MORE[0]}</p>{items}
+    <p>{MORE[1]}</p></article></body></html>"""
+    text = extract(html).text
+    assert all(s in text for s in steps)

@@ -325,12 +325,17 @@ def _wraps_content(el) -> bool:
 
 
 def segment(
-    body, nodes: list | None = None, semantic: list[int] | None = None
+    body,
+    nodes: list | None = None,
+    semantic: list[int] | None = None,
+    images: set[int] | None = None,
+    tags: list[str] | None = None,
 ) -> tuple[list[Block], list[int], list[int]]:
     """Walk the tree once.
 
     Returns the text blocks, the parent index of each block-level node (nodes are numbered in document
     order, 0 is <body>) and, per node, whether it looks like boilerplate (nav, footer, share box...).
+    When given, ``images`` receives the nodes that directly hold an <img> and ``tags`` each node's tag.
     """
     from lxml import etree
 
@@ -390,6 +395,10 @@ def segment(
             elif tag == "br":
                 buf.append(_BR)
                 stack.append(0)
+            elif tag == "img":
+                if images is not None:
+                    images.add(cur)
+                stack.append(0)
             elif tag in _BOLD:
                 in_bold += 1
                 stack.append(4)
@@ -419,4 +428,6 @@ def segment(
                 if in_bold:
                     bold_chars += len(el.tail.strip())
     flush()
+    if tags is not None:
+        tags[:] = node_tags
     return blocks, parents, flags

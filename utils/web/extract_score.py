@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 
 from .extract_dom import DROP_TAGS, HEADINGS, HIDDEN, STRONG, Block, segment
 
@@ -67,7 +68,9 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     _keep_fallback_prose(body)
     etree.strip_elements(body, *DROP_TAGS, with_tail=False)
     semantic: list[int] = []
-    blocks, parents, flags = segment(body, semantic=semantic)
+    images: set[int] = set()
+    tags: list[str] = []
+    blocks, parents, flags = segment(body, semantic=semantic, images=images, tags=tags)
     if not blocks:
         return ""
     best, value = select(blocks, parents, flags)
@@ -83,7 +86,8 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
         rejected.update(b.text for b in blocks if b.kind == "teaser" or strong[b.node])
     if value >= _MIN_CONTENT:
         inside = _clean_descendants(parents, flags, best)
-        text = _assemble([b for b in blocks if inside[b.node]])
+        caption = _captions(blocks, parents, tags, images)
+        text = _assemble([b for b in blocks if inside[b.node] and not caption[b.node]])
         if text:
             return text
     # Too little prose for the scoring to mean much (a stub page, a one-line answer): take the page's
@@ -188,6 +192,37 @@ def _in_furniture(parents: list[int], flags: list[int], node: int) -> bool:
             return True
         node = parents[node]
     return False
+
+
+_CAPTION_MAX = 250  # an element holding an image and less text than this is the image's caption...
+_CAPTION_REPEAT = 3  # ...unless this many such elements are siblings: steps or items, each with a picture
+_BOX_TAGS = frozenset(("div", "figure", "section", "td", "center"))
+
+
+def _captions(blocks: list[Block], parents: list[int], tags: list[str], images: set[int]) -> list[bool]:
+    """Nodes that are (inside) the caption of an image, however it is marked up: a box element holding an
+    image and a short text (a caption, a credit line, a chart's labels). A run of such boxes side by side
+    is the content itself (the steps of a how-to, a list of products), so they are not captions."""
+    n = len(parents)
+    length = [0] * n
+    has_image = [False] * n
+    for b in blocks:
+        length[b.node] += b.size
+    for i in images:
+        has_image[i] = True
+    for i in range(n - 1, 0, -1):
+        length[parents[i]] += length[i]
+        if has_image[i]:
+            has_image[parents[i]] = True
+    box = [i > 0 and has_image[i] and 0 < length[i] < _CAPTION_MAX and tags[i] in _BOX_TAGS for i in range(n)]
+    boxes_under = Counter(parents[i] for i in range(n) if box[i])
+    caption = [False] * n
+    repeated = [False] * n
+    for i in range(1, n):
+        p = parents[i]
+        repeated[i] = repeated[p] or (box[i] and boxes_under[p] >= _CAPTION_REPEAT)
+        caption[i] = not repeated[i] and (box[i] or caption[p])
+    return caption
 
 
 def _clean_descendants(parents: list[int], flags: list[int], top: int) -> list[bool]:
