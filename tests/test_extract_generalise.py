@@ -333,10 +333,13 @@ def test_the_part_of_a_post_offered_for_printing_is_part_of_the_post():
 
 
 def test_the_text_beside_a_picture_is_its_caption_not_the_article():
-    # a caption marked up as plain text in a box with the image, not as <figcaption>
-    html = f"""<html><body><ul class="nav">{NAV}</ul><article><p>{STORY}</p>
-    <div class="visual"><img src="/pier.jpg" alt=""><div class="description"><strong>The old pier at low tide</strong>
-    <span>Photo: J. Smith / Coast Courier</span></div></div><p>{MORE[0]}</p><p>{MORE[1]}</p></article></body></html>"""
+    # captions marked up as plain text in a box with the image, not as <figcaption>, between paragraphs
+    def picture(i: int) -> str:
+        return f"""<div class="visual"><img src="/p{i}.jpg" alt=""><div class="description">
+        <strong>The old pier at low tide, view {i}</strong><span>Photo: J. Smith / Coast Courier</span></div></div>"""
+
+    html = f"""<html><body><ul class="nav">{NAV}</ul><article><p>{STORY}</p>{picture(1)}<p>{MORE[0]}</p>
+    {picture(2)}<p>{MORE[1]}</p>{picture(3)}</article></body></html>"""
     text = extract(html).text
     assert _paragraphs(text) == [STORY, MORE[0], MORE[1]]
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 
 from .extract_dom import DROP_TAGS, HEADINGS, HIDDEN, STRONG, Block, segment
 
@@ -195,14 +194,14 @@ def _in_furniture(parents: list[int], flags: list[int], node: int) -> bool:
 
 
 _CAPTION_MAX = 250  # an element holding an image and less text than this is the image's caption...
-_CAPTION_REPEAT = 3  # ...unless this many such elements are siblings: steps or items, each with a picture
+_CAPTION_REPEAT = 3  # ...unless this many such elements follow each other: steps or items, each with a picture
 _BOX_TAGS = frozenset(("div", "figure", "section", "td", "center"))
 
 
 def _captions(blocks: list[Block], parents: list[int], tags: list[str], images: set[int]) -> list[bool]:
     """Nodes that are (inside) the caption of an image, however it is marked up: a box element holding an
-    image and a short text (a caption, a credit line, a chart's labels). A run of such boxes side by side
-    is the content itself (the steps of a how-to, a list of products), so they are not captions."""
+    image and a short text (a caption, a credit line, a chart's labels). A run of such boxes one after
+    another is the content itself (the steps of a how-to, a list of products), so they are not captions."""
     n = len(parents)
     length = [0] * n
     has_image = [False] * n
@@ -215,13 +214,22 @@ def _captions(blocks: list[Block], parents: list[int], tags: list[str], images: 
         if has_image[i]:
             has_image[parents[i]] = True
     box = [i > 0 and has_image[i] and 0 < length[i] < _CAPTION_MAX and tags[i] in _BOX_TAGS for i in range(n)]
-    boxes_under = Counter(parents[i] for i in range(n) if box[i])
+    in_run = [False] * n  # one of _CAPTION_REPEAT or more boxes that are consecutive children of one parent
+    run: dict[int, list[int]] = {}
+    for i in range(1, n):
+        siblings = run.setdefault(parents[i], [])
+        if not box[i]:
+            siblings.clear()
+            continue
+        siblings.append(i)
+        if len(siblings) >= _CAPTION_REPEAT:
+            for j in siblings:
+                in_run[j] = True
     caption = [False] * n
-    repeated = [False] * n
     for i in range(1, n):
         p = parents[i]
-        repeated[i] = repeated[p] or (box[i] and boxes_under[p] >= _CAPTION_REPEAT)
-        caption[i] = not repeated[i] and (box[i] or caption[p])
+        in_run[i] = in_run[i] or in_run[p]
+        caption[i] = not in_run[i] and (box[i] or caption[p])
     return caption
 
 
