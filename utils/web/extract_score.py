@@ -222,9 +222,11 @@ def _captions(blocks: list[Block], parents: list[int], tags: list[str], images: 
             siblings.clear()
             continue
         siblings.append(i)
-        if len(siblings) >= _CAPTION_REPEAT:
+        if len(siblings) == _CAPTION_REPEAT:
             for j in siblings:
                 in_run[j] = True
+        elif len(siblings) > _CAPTION_REPEAT:
+            in_run[i] = True
     caption = [False] * n
     for i in range(1, n):
         p = parents[i]
