@@ -359,3 +359,22 @@ def test_steps_each_with_a_picture_are_the_article():
     <p>{MORE[1]}</p></article></body></html>"""
     text = extract(html).text
     assert all(s in text for s in steps)
+
+
+def test_a_sentence_whose_names_are_links_is_kept_between_paragraphs():
+    linked = (
+        '<a href="/p/jo">Jo Smith of the Coast Courier</a> replaces <a href="/p/ann">Ann Lee of the Harbour '
+        'Board</a>, who ran <a href="/o/terminal">the old ferry terminal</a> for years.'
+    )
+    html = f"""<html><body><ul class="nav">{NAV}</ul><article><p>{STORY}</p><p>{linked}</p>
+    <p>{MORE[0]}</p><p><a href="/t/history">Read more: the long history of the harbour and its ferries.</a></p>
+    <p>{MORE[1]}</p><p>Also: <a href="/t/shops">what the closure means for the shops along the old pier.</a></p>
+    <p>{MORE[2]}</p></article></body></html>"""
+    assert _paragraphs(extract(html).text) == [
+        STORY,
+        "Jo Smith of the Coast Courier replaces Ann Lee of the Harbour Board, who ran the old ferry terminal "
+        "for years.",
+        MORE[0],
+        MORE[1],
+        MORE[2],
+    ]

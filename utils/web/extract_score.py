@@ -255,6 +255,19 @@ def _bold_line(b: Block) -> bool:
     return b.tag in ("p", "div") and b.bold >= 0.9 * len(b.text) and not _SENTENCE_END.search(b.text)
 
 
+_UNLINKED_MIN = 25  # a linked sentence has this many characters outside its links (not "Read more: <link>")
+
+
+def _linked_sentence(b: Block) -> bool:
+    """A paragraph that is mostly links but reads as a sentence: names linked in running text."""
+    return (
+        b.tag == "p"
+        and len(b.text) - b.link >= _UNLINKED_MIN
+        and len(b.text.split()) >= 6
+        and bool(_SENTENCE_END.search(b.text))
+    )
+
+
 def _assemble(blocks: list[Block], lenient: bool = False) -> str:
     """Join the kept blocks of the chosen container.
 
@@ -262,8 +275,8 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
     blocks; a short sentence in a paragraph element (a one-line paragraph, or a line ending in a colon
     that introduces what follows) only needs prose on one side; a heading, or a sub-heading written as
     a paragraph set wholly in bold, needs prose after it; and the items of a list follow a kept line
-    that introduces them with a colon ("Here is what you need:").  ``lenient`` keeps every block that
-    is not a link list.
+    that introduces them with a colon ("Here is what you need:"). A link-heavy paragraph that reads as
+    a sentence is kept between prose blocks.  ``lenient`` keeps every block that is not a link list.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
     n = len(blocks)
@@ -289,6 +302,8 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
             seen_prose = True
         elif b.tag == "h1" and not seen_prose:
             keep[i] = False
+        elif kinds[i] == "bad":
+            keep[i] = not lenient and prev_good[i] and next_good[i] and _linked_sentence(b)
         elif kinds[i] != "short" or lenient:
             continue
         elif b.tag in HEADINGS or _bold_line(b):
