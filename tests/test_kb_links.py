@@ -75,3 +75,24 @@ def test_a_kb_step_reaches_the_linked_page_and_the_report_cites_both_halves(tmp_
     assert "Lisbon" in answer
     assert f"[{by_name['Mira_Kestrel.html']}]" in answer and f"[{by_name['Alpha_Lantern.html']}]" in answer
     assert shared["citations"]["unsupported"] == 0
+
+
+def test_a_linked_page_counts_as_named_only_when_its_title_stands_as_words(tmp_path):
+    from sleuth.utils.config import Settings, parse_tools
+    from sleuth.utils.kb.links import follow
+    from sleuth.utils.runtime import Tools
+
+    wiki = tmp_path / "site" / "wiki"
+    wiki.mkdir(parents=True)
+    (wiki / "Ember_Hall.html").write_text(
+        page("Ember Hall", "Ember Hall was built of used wood by Tom Vale in 1901.", ["Ed_Wood.html", "Tom_Vale.html"])
+    )
+    (wiki / "Ed_Wood.html").write_text(page("Ed Wood", "Ed Wood was an American film director."))
+    (wiki / "Tom_Vale.html").write_text(page("Tom Vale", "Tom Vale was a carpenter from Oslo."))
+    s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)
+    kb = Tools(s).kb()
+    kb.ingest_paths([wiki])
+    question = "Who built Ember Hall?"
+    hits = [h for h in kb.search(question, k=5) if Path(h.source).name == "Ember_Hall.html"]
+    # "ed wood" is inside "used wood", but only Tom Vale is named by the sentence that links to both
+    assert [Path(c.source).name for c in follow(kb, hits, question, keep=1)] == ["Tom_Vale.html"]

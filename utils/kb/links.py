@@ -8,6 +8,7 @@ folder above the document that holds the target, i.e. the root of the copy.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -80,6 +81,11 @@ def linked_sources(source: str, known: Callable[[str], bool]) -> list[str]:
     return out
 
 
+def _names(title: str, text: str) -> bool:
+    """The (folded) title stands in the (folded) text as whole words: "ed wood" is not in "used wood"."""
+    return re.search(rf"(?<!\w){re.escape(title)}(?!\w)", text) is not None
+
+
 def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> list:
     """Chunks of documents linked from the best hits' documents (at most one per document, `keep`
     in all), ranked by the words they share with `query` and by whether the hit that links to them
@@ -104,7 +110,7 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
     for c in kb.chunks_of(list(linked), per_source=5):
         share = len(term_set(f"{c.title} {c.text}") & want) / len(want) if want else 0.0
         title = fold(bare_title(c.title))
-        named = len(title) > 3 and title in linked[c.source][1]
+        named = len(title) > 3 and _names(title, linked[c.source][1])
         s = share + 0.5 * named
         if s > 0 and s > best.get(c.source, (0.0, None))[0]:
             best[c.source] = (s, c)
