@@ -22,9 +22,9 @@ quality are several times too slow for the crawler's budget (see bench/extractio
    left out; candidates that are or sit inside flagged or hidden elements are discounted.
 6. Inside it, prose blocks are kept; sub-headings and one-line paragraphs are kept next to prose;
    the headline, link lists, stray fragments and captions are dropped (a caption being the short text
-   in a box with an image, unless several such boxes stand side by side: the steps of a how-to).
-   Pages with almost no prose (stubs) fall
-   back to the page's <article>/<main> element, keeping every block that is not a link list.
+   in a box with an image, unless several such boxes follow one another: the steps of a how-to).
+   Pages with almost no prose (stubs) fall back to the page's <article>/<main> element, keeping
+   every block that is not a link list.
 7. When that text looks wrong (short, taken from an element flagged as furniture, or missing most of
    the page's own description), readability-lxml gives a second opinion (extract_second.py), cleaned
    by the same rules; its text is used when the evidence favours it.
