@@ -378,3 +378,12 @@ def test_a_sentence_whose_names_are_links_is_kept_between_paragraphs():
         MORE[1],
         MORE[2],
     ]
+
+
+def test_a_title_the_page_never_closes_does_not_swallow_the_page():
+    html = f"""<html><head><title>Old ferry terminal to close - Coast Courier</titl -->
+    <script src="/site.js"></script></head><body><ul class="nav">{NAV}</ul>
+    <article><p>{STORY}</p><p>{MORE[0]}</p></article></body></html>"""
+    page = extract(html)
+    assert page.title == "Old ferry terminal to close"  # the site name after the dash is not the title
+    assert _paragraphs(page.text) == [STORY, MORE[0]]

@@ -4,7 +4,8 @@ Hand-rolled on lxml (one parse, one pass over the tree) because the libraries th
 quality are several times too slow for the crawler's budget (see bench/extraction.py).
 
 1. Decode bytes (utils/web/decode.py: BOM, declared charset, UTF-8, detection, cp1252) and parse
-   with lxml's HTML parser.
+   with lxml's HTML parser (again, with the title closed at the end of its line, when a <title> the
+   page never closes has swallowed the body).
 2. Read metadata and links from the whole page: title (og:title, <h1>, <title>), published date
    (meta tags, JSON-LD, itemprop, <time>), absolute out-links.
 3. Drop scripts, styles, form controls and media (a <noscript> is kept when it holds paragraphs of
@@ -91,7 +92,22 @@ def _parser():
     return parser
 
 
+_TITLE_OPEN_RE = re.compile(r"(<title\b[^>]*>)([^<\n]*)", re.I)
+_BODY_TAG_RE = re.compile(r"<body\b", re.I)
+
+
 def _parse(text: str):
+    root = _parse_once(text)
+    if root is not None and root.find("body") is None and _BODY_TAG_RE.search(text):
+        # A <title> the page never closes swallows the rest of it as title text (the parser reads a
+        # title as raw text up to "</title>"): close it at the end of its first line and parse again.
+        repaired = _parse_once(_TITLE_OPEN_RE.sub(r"\1\2</title>", text, count=1))
+        if repaired is not None and repaired.find("body") is not None:
+            return repaired
+    return root
+
+
+def _parse_once(text: str):
     from lxml import etree
 
     data = text.replace("\x00", "").encode("utf-8", "replace")
