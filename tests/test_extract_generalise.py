@@ -387,3 +387,9 @@ def test_a_title_the_page_never_closes_does_not_swallow_the_page():
     page = extract(html)
     assert page.title == "Old ferry terminal to close"  # the site name after the dash is not the title
     assert _paragraphs(page.text) == [STORY, MORE[0]]
+    # a page without a <body> tag at all: the runaway title is told by its length
+    no_body = f"""<html><head><title>Old ferry terminal to close
+    <script>document.write('<scr' + 'ipt src="/ads.js"></scr' + 'ipt>');</script>
+    <div class="nav"><ul>{NAV}</ul></div>
+    <div class="story"><p>{STORY}</p><p>{MORE[0]}</p><p>{MORE[1]}</p></div></html>"""
+    assert _paragraphs(extract(no_body).text) == [STORY, MORE[0], MORE[1]]

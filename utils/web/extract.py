@@ -94,17 +94,24 @@ def _parser():
 
 _TITLE_OPEN_RE = re.compile(r"(<title\b[^>]*>)([^<\n]*)", re.I)
 _BODY_TAG_RE = re.compile(r"<body\b", re.I)
+_TITLE_MAX = 1000  # a title longer than this is the rest of the page, read as title text
 
 
 def _parse(text: str):
     root = _parse_once(text)
-    if root is not None and root.find("body") is None and _BODY_TAG_RE.search(text):
+    if root is not None and root.find("body") is None and (_BODY_TAG_RE.search(text) or _long_title(root)):
         # A <title> the page never closes swallows the rest of it as title text (the parser reads a
         # title as raw text up to "</title>"): close it at the end of its first line and parse again.
         repaired = _parse_once(_TITLE_OPEN_RE.sub(r"\1\2</title>", text, count=1))
         if repaired is not None and repaired.find("body") is not None:
             return repaired
     return root
+
+
+def _long_title(root) -> bool:
+    """The page's title is far too long to be one: the rest of a page without a <body> tag."""
+    title = root.find(".//title")
+    return title is not None and len(title.text or "") > _TITLE_MAX
 
 
 def _parse_once(text: str):
