@@ -393,3 +393,47 @@ def test_a_title_the_page_never_closes_does_not_swallow_the_page():
     <div class="nav"><ul>{NAV}</ul></div>
     <div class="story"><p>{STORY}</p><p>{MORE[0]}</p><p>{MORE[1]}</p></div></html>"""
     assert _paragraphs(extract(no_body).text) == [STORY, MORE[0], MORE[1]]
+
+
+# --- a page with no prose: which short lines are the post is a guess -----------------------------------
+
+LINES = [
+    "Dear all,",
+    "Come to the book shop on Saturday!",
+    "Where:",
+    "The Reading Room",
+    "12 Quay Street",
+    "Port Ellen",
+]
+ABOUT_ME = (
+    "Thank you for visiting my blog. I draw boats and harbours for a living, and on weekends I make small "
+    "books by hand for friends and family."
+)
+FEATURED = (
+    "A year of drawing one boat a day in the old harbour, from the first sketch in January to the last one "
+    "on a cold morning in December."
+)
+
+
+def test_on_a_page_without_prose_the_post_of_short_lines_beats_the_sidebar_blurb():
+    # every line of the post is short, so no block scores as prose; the sidebar's blurbs (a profile and a
+    # featured post, each under a linked heading) are the longest text, and our pick alone was the profile
+    post = "".join(f"<div>{line}</div>" for line in LINES)
+    html = f"""<html><body><div class="main-wrapper"><div class="post hentry"><h3>Little gifts</h3>
+    <div class="post-body entry-content">{post}</div></div></div>
+    <div class="profile"><dl><dt><a href="/me">About the author of this blog</a></dt><dd>{ABOUT_ME}</dd></dl></div>
+    <div class="featured"><h3><a href="/2012/year">A boat a day for a whole year</a></h3><div>{FEATURED}</div></div>
+    </body></html>"""
+    text = extract(html).text
+    assert _paragraphs(text) == LINES
+    assert "Thank you for visiting" not in text
+
+
+def test_on_a_page_without_prose_ours_stays_unless_the_second_opinion_says_something_else(monkeypatch):
+    ours = "\n\n".join(LINES)
+    for other in ("", "\n\n".join(LINES[1:])):  # nothing, or a part of ours
+        monkeypatch.setattr(extract_second, "second_opinion", lambda *a, other=other, **k: other)
+        assert extract_second.better_of(ours, "<html></html>", doubts={"no prose"}) == ours
+    monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "Where: Port Ellen")
+    assert extract_second.better_of(ABOUT_ME, "<html></html>", doubts={"no prose"}) == "Where: Port Ellen"
+    assert extract_second.better_of(ABOUT_ME, "<html></html>") == ABOUT_ME  # shorter, so not without the doubt

@@ -58,7 +58,9 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     "furniture" when the chosen container is (inside) an element flagged as furniture: the best
     prose on the page is in a comment thread or sidebar, so the article may be elsewhere; and
     "paragraph" when it is a single paragraph (or list item): the lines around it scored too low to
-    join it, so the rest of a short article may be there."""
+    join it, so the rest of a short article may be there; and "no prose" when the page has no prose
+    and declares no main container (<article>, <main>, itemprop=articleBody): which of its short lines
+    are the post is then a guess."""
     from lxml import etree
 
     body = root.find("body")
@@ -98,6 +100,8 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
         size = sum(b.size for b in blocks if inside[b.node] and b.kind != "bad")
         if size > top_len:
             top, top_len = i, size
+    if doubts is not None and not semantic:
+        doubts.add("no prose")
     inside = _clean_descendants(parents, flags, top)
     return _assemble([b for b in blocks if inside[b.node]], lenient=True)
 

@@ -13,7 +13,9 @@ scores paragraphs' parents rather than subtrees, reads the page too when ours lo
   description): the other is used when it covers clearly more of it;
 * our text is short (under ``SHORT_CHARS`` characters, about 100 words): the other is used when it
   says clearly more, or simply more when ours is a single paragraph (the short lines around a lone
-  paragraph are more often the rest of the article than furniture).
+  paragraph are more often the rest of the article than furniture); and when it says anything that
+  is not already in ours when the page has no prose and no declared main container, since our pick
+  among its short lines is a guess while the other weighs class names ("entry", "sidebar").
 
 It runs on that minority of pages only (it is several times slower than ours), and never when it is
 not installed.
@@ -115,7 +117,11 @@ def better_of(
     clearly less of the page's ``description``), when it leaves out most of the page's own
     ``description`` (the other is used when it covers clearly more of it), or when it is short (the
     other is used when it says clearly more; just more when ``doubts`` holds "paragraph": ours is a
-    single paragraph)."""
+    single paragraph), or, when ``doubts`` holds "no prose", when it says anything not already in ours.
+    Then our teaser marks are guesses too: the other keeps the blocks ours called teasers."""
+    if "no prose" in doubts and suspicious(ours):
+        other = second_opinion(html, url)
+        return other if other and coverage(other, ours) < _AGREES else ours
     if "furniture" in doubts:
         other = second_opinion(html, url, rejected, by_class=False)
         if size(other) < MIN_OTHER or coverage(other, ours) >= _AGREES:
