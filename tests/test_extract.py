@@ -347,6 +347,12 @@ def test_malformed_markup_is_handled_without_errors(odd, caplog):
     assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]  # no exception swallowed
 
 
+def test_a_stray_nul_in_the_page_does_not_reach_the_text():
+    # a lone paragraph asks for a second opinion, which read the NULs as replacement characters
+    text = extract(f"<html><body>\x00\x00<p>{P1}</p>\x00</body></html>").text
+    assert text == P1
+
+
 def test_plain_text_input_is_kept():
     line = "Just a line of plain text, no markup at all."
     assert extract(line).text == line

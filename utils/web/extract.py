@@ -117,7 +117,7 @@ def _long_title(root) -> bool:
 def _parse_once(text: str):
     from lxml import etree
 
-    data = text.replace("\x00", "").encode("utf-8", "replace")
+    data = text.encode("utf-8", "replace")
     if not data.strip():
         return None
     try:
@@ -162,6 +162,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
             html = decode_body(bytes(html))[0]
         if not isinstance(html, str) or not html.strip() or _looks_binary(html):
             return Extracted()
+        html = html.replace("\x00", "")  # a stray NUL reaches neither parser (ours, the second opinion's)
         root = _parse(html)
         if root is None:
             return Extracted()

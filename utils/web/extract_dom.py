@@ -290,7 +290,7 @@ def _boilerplate(el, tag: str) -> int:
 _class_cache: dict[str, int] = {}
 
 
-_BR = "\x00"  # line-break marker inside a block (NUL never survives _parse)
+_BR = "\x00"  # line-break marker inside a block (extract() removes every NUL before parsing)
 
 
 def _join_lines(pieces: list[str]) -> str:
