@@ -347,6 +347,13 @@ def test_malformed_markup_is_handled_without_errors(odd, caplog):
     assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]  # no exception swallowed
 
 
+def test_a_page_that_leaves_a_div_open_per_item_is_read_to_the_end():
+    # 300 list items that each leave a <div> open nest 300 levels deep; the parser used to stop at 256
+    items = "".join(f'<div class="item"><a href="/i{i}">Item {i}</a>' for i in range(300))
+    html = f"<html><body>{items}<p>{P1}</p><p>{P2}</p><p>{P3}</p></body></html>"
+    assert extract(html).text == f"{P1}\n\n{P2}\n\n{P3}"
+
+
 def test_a_stray_nul_in_the_page_does_not_reach_the_text():
     # a lone paragraph asks for a second opinion, which read the NULs as replacement characters
     text = extract(f"<html><body>\x00\x00<p>{P1}</p>\x00</body></html>").text

@@ -80,7 +80,11 @@ def _parser():
     if parser is None:
         from lxml import etree
 
+        # huge_tree lifts libxml2's nesting limit from 256 to 2048 levels: past the limit the parse stops,
+        # and a page that leaves a <div> open per item loses everything after the 256th.  It also lifts the
+        # 10 MB limit on one text node, which only cut such a page short the same way.
         parser = etree.HTMLParser(
+            huge_tree=True,
             encoding="utf-8",
             remove_comments=True,
             remove_pis=True,
