@@ -326,7 +326,6 @@ def _wraps_content(el) -> bool:
 
 def segment(
     body,
-    nodes: list | None = None,
     semantic: list[int] | None = None,
     images: set[int] | None = None,
     tags: list[str] | None = None,
@@ -335,7 +334,9 @@ def segment(
 
     Returns the text blocks, the parent index of each block-level node (nodes are numbered in document
     order, 0 is <body>) and, per node, whether it looks like boilerplate (nav, footer, share box...).
-    When given, ``images`` receives the nodes that directly hold an <img> and ``tags`` each node's tag.
+    When given, ``semantic`` receives the nodes that declare the main content (<article>, <main>,
+    itemprop=articleBody, role=main), ``images`` the nodes that directly hold an <img> and ``tags`` each
+    node's tag.
     """
     from lxml import etree
 
@@ -376,8 +377,6 @@ def segment(
                 flush()
                 parents.append(cur)
                 flags.append(_boilerplate(el, tag))
-                if nodes is not None:
-                    nodes.append(el)
                 if semantic is not None and (
                     tag in ("article", "main") or el.get("itemprop") == "articleBody" or el.get("role") == "main"
                 ):
