@@ -354,6 +354,26 @@ def test_a_page_that_leaves_a_div_open_per_item_is_read_to_the_end():
     assert extract(html).text == f"{P1}\n\n{P2}\n\n{P3}"
 
 
+LEAKED_SCRIPT = (
+    "var ads = window.ads || []; function show(slot) { if (slot) { return ads.push(slot); } return 0; } "
+    "if (document.cookie) { show(document.cookie.length); }"
+)
+
+
+def test_script_that_leaks_into_the_page_text_is_not_article_text():
+    # the parser ends a script at the first "</script>", even inside a string, and reads the rest as text
+    html = f"""<html><body><div class="page"><script>document.write('<script src="/ads.js"></script>');
+    {LEAKED_SCRIPT}</script><div class="story"><p>{P1}</p><p>{P2}</p></div></div></body></html>"""
+    assert extract(html).text == f"{P1}\n\n{P2}"
+
+
+def test_code_shown_in_a_code_element_is_kept_with_the_article():
+    code = f"{LEAKED_SCRIPT} function add(a, b) {{ return a + b; }}"
+    html = f"""<html><body><div class="story"><p>{P1}</p><div class="highlight"><code>{code}</code></div>
+    <p>{P2}</p></div></body></html>"""
+    assert extract(html).text == f"{P1}\n\n{code}\n\n{P2}"
+
+
 def test_a_stray_nul_in_the_page_does_not_reach_the_text():
     # a lone paragraph asks for a second opinion, which read the NULs as replacement characters
     text = extract(f"<html><body>\x00\x00<p>{P1}</p>\x00</body></html>").text

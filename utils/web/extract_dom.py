@@ -237,6 +237,22 @@ def _boiler_words(key: str) -> bool:
 
 
 _MARKUP_RE = re.compile(r"<[a-zA-Z!/][^>]*>")
+_CODE_TAGS = frozenset(("code", "kbd", "samp", "tt"))
+_SCRIPT_WORDS_RE = re.compile(r"\b(?:var|function|return|document\.|window\.|if\s*\()")
+_SCRIPT_PUNCT = 0.03  # script text: at least this share of its characters is one of {};=()...
+_SCRIPT_WORDS = 5  # ...and it has this many script keywords
+
+
+def _script_text(text: str) -> bool:
+    """JavaScript that leaked into the page's text.  A parser ends a script at the first "</script>",
+    even one inside a string (document.write('<script>...</script>')), so the rest of the script is
+    read as text; a block of it is not prose, whatever its length."""
+    if len(text) < 80 or ("{" not in text and ";" not in text):
+        return False
+    punct = sum(text.count(c) for c in "{};=()")
+    return punct >= _SCRIPT_PUNCT * len(text) and len(_SCRIPT_WORDS_RE.findall(text)) >= _SCRIPT_WORDS
+
+
 _HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
@@ -350,18 +366,24 @@ def segment(
     in_link = 0
     bold_chars = 0
     in_bold = 0
-    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 link, 4 bold
+    code_chars = 0
+    in_code = 0
+    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 link, 4 bold, 5 code
 
     def flush():
-        nonlocal buf, link_chars, bold_chars
+        nonlocal buf, link_chars, bold_chars, code_chars
         if buf:
             text = "".join(buf)
             text = _join_lines(text.split(_BR)) if _BR in text else " ".join(text.split())
-            # raw markup (a template, a comment form's list of allowed tags) is dropped; code shown in <pre> is kept
-            if text and not (text[0] == "<" and _MARKUP_RE.match(text) and node_tags[cur] != "pre"):
+            # raw markup (a template, a comment form's list of allowed tags) and script text are dropped;
+            # code shown in <pre> or <code> is kept
+            if text and not (
+                node_tags[cur] != "pre"
+                and ((text[0] == "<" and _MARKUP_RE.match(text)) or (code_chars < len(text) / 2 and _script_text(text)))
+            ):
                 blocks.append(Block(cur, text, link_chars, node_tags[cur], bold_chars))
             buf = []
-        link_chars = bold_chars = 0
+        link_chars = bold_chars = code_chars = 0
 
     walker = etree.iterwalk(body, events=("start", "end"))
     for event, el in walker:
@@ -401,6 +423,9 @@ def segment(
             elif tag in _BOLD:
                 in_bold += 1
                 stack.append(4)
+            elif tag in _CODE_TAGS:
+                in_code += 1
+                stack.append(5)
             else:
                 stack.append(0)
             if el.text:
@@ -409,6 +434,8 @@ def segment(
                     link_chars += len(el.text.strip())
                 if in_bold:
                     bold_chars += len(el.text.strip())
+                if in_code:
+                    code_chars += len(el.text.strip())
         else:
             kind = stack.pop()
             if kind == 1:
@@ -418,6 +445,8 @@ def segment(
                 in_link -= 1
             elif kind == 4:
                 in_bold -= 1
+            elif kind == 5:
+                in_code -= 1
             if el is body:
                 break
             if el.tail:
@@ -426,6 +455,8 @@ def segment(
                     link_chars += len(el.tail.strip())
                 if in_bold:
                     bold_chars += len(el.tail.strip())
+                if in_code:
+                    code_chars += len(el.tail.strip())
     flush()
     if tags is not None:
         tags[:] = node_tags
