@@ -437,3 +437,47 @@ def test_on_a_page_without_prose_ours_stays_unless_the_second_opinion_says_somet
     monkeypatch.setattr(extract_second, "second_opinion", lambda *a, **k: "Where: Port Ellen")
     assert extract_second.better_of(ABOUT_ME, "<html></html>", doubts={"no prose"}) == "Where: Port Ellen"
     assert extract_second.better_of(ABOUT_ME, "<html></html>") == ABOUT_ME  # shorter, so not without the doubt
+
+
+# --- the page's own statement of its text (JSON-LD articleBody) ------------------------------------------
+
+
+def _ld_page(article_body: str, shown: str) -> str:
+    import json
+
+    data = {"@context": "https://schema.org", "@graph": [{"@type": "NewsArticle", "articleBody": article_body}]}
+    return f"""<html><head><script type="application/ld+json">{json.dumps(data)}</script></head>
+    <body><ul class="nav">{NAV}</ul><div class="story">{shown}</div></body></html>"""
+
+
+def test_an_article_a_script_builds_is_read_from_its_json_ld_body():
+    # the HTML holds only the picture's caption; the text is in the page's structured data
+    caption = "<p>The old ferry terminal at dawn, seen from the east pier. Photo: Harbour Authority</p>"
+    html = _ld_page(f"{STORY}\n{MORE[0]}\n\n{MORE[1]}", caption)
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0], MORE[1]]
+
+
+def test_markup_inside_the_json_ld_body_is_read_as_text():
+    html = _ld_page(f"<p>{STORY}</p><p>{MORE[0]} <a href='/x'>More</a> &amp; more.</p>", "<p>Loading…</p>")
+    assert _paragraphs(extract(html).text) == [STORY, f"{MORE[0]} More & more."]
+
+
+SUMMARY = (
+    "In brief: commuters crossing by boat this year should expect changes. Services move across the bay "
+    "during spring, fares remain unchanged until autumn, shops nearby worry about losing trade, residents "
+    "may comment at an open evening, and plans for homes plus gardens replacing quayside buildings are "
+    "already drawn up by architects hired last winter."
+)
+
+
+def test_a_json_ld_body_that_is_shorter_than_the_text_read_does_not_replace_it():
+    # some sites declare a summary, not the article; the page itself has the whole article
+    shown = "".join(f"<p>{p}</p>" for p in [STORY, *MORE])
+    assert _paragraphs(extract(_ld_page(SUMMARY, shown)).text) == [STORY, *MORE]
+
+
+def test_text_that_holds_most_of_the_json_ld_body_is_kept_as_read():
+    assert extract_second.declared_if_missed(f"{STORY}\n\n{MORE[0]}", f"{STORY} {MORE[0]} {MORE[1]}") == (
+        f"{STORY}\n\n{MORE[0]}"
+    )
+    assert extract_second.declared_if_missed("Loading…", "Too short to count as a body.") == "Loading…"

@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 from .decode import decode_body
-from .extract_meta import meta_map, out_links, published_date, title_of
+from .extract_meta import declared_body, meta_map, out_links, published_date, title_of
 from .extract_score import main_text
-from .extract_second import better_of
+from .extract_second import better_of, declared_if_missed
 
 log = logging.getLogger(__name__)
 
@@ -181,11 +181,13 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         title = title_of(root, meta)
         published = published_date(root, meta)
         links = out_links(root, base)
+        declared = declared_body(root)  # before main_text, which drops the page's scripts
         rejected: set[str] = set()
         doubts: set[str] = set()
         ours = main_text(root, rejected, doubts)
         description = next((meta[k] for k in _DESCRIPTION_KEYS if meta.get(k)), "")
-        text = better_of(ours, html, url, rejected, doubts, description) or _title_and_links(root, title)
+        text = declared_if_missed(better_of(ours, html, url, rejected, doubts, description), declared)
+        text = text or _title_and_links(root, title)
         return Extracted(title=title, published=published, text=text, links=links)
     except Exception:  # noqa: BLE001 - untrusted input must never crash the crawler
         log.warning("extraction failed for %s", url or "<html>", exc_info=True)

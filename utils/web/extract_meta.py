@@ -115,22 +115,54 @@ _DATE_META_KEYS = (
 )
 
 
-def _jsonld_dates(obj, depth: int = 0):
+def _jsonld_values(obj, key: str, depth: int = 0):
+    """The string values of ``key`` in a JSON-LD object, its @graph and its main entity, outermost first."""
     if depth > 8:
         return
     if isinstance(obj, dict):
-        v = obj.get("datePublished")
+        v = obj.get(key)
         if isinstance(v, str):
             yield v
-        for key in ("@graph", "mainEntity", "mainEntityOfPage", "itemListElement"):
-            if key in obj:
-                yield from _jsonld_dates(obj[key], depth + 1)
-        v = obj.get("dateCreated")
-        if isinstance(v, str):
-            yield v
+        for nested in ("@graph", "mainEntity", "mainEntityOfPage", "itemListElement"):
+            if nested in obj:
+                yield from _jsonld_values(obj[nested], key, depth + 1)
     elif isinstance(obj, list):
         for item in obj[:50]:
-            yield from _jsonld_dates(item, depth + 1)
+            yield from _jsonld_values(item, key, depth + 1)
+
+
+def _ld_scripts(root):
+    """The parsed JSON of each JSON-LD script of the page."""
+    for script in root.iter("script"):
+        if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
+            continue
+        data = json_in(script.text)
+        if data is not None:
+            yield data
+
+
+_BLOCK_TAG_RE = re.compile(r"</?(?:p|div|br|li|h[1-6]|blockquote|ul|ol|tr|section)\b[^>]*>", re.I)
+
+
+def declared_body(root) -> str:
+    """The article text the page declares in its JSON-LD (``articleBody``, the longest if several),
+    one paragraph per line; "" when there is none.  Markup inside it is read as text."""
+    best = ""
+    for data in _ld_scripts(root):
+        for body in _jsonld_values(data, "articleBody"):
+            if len(body) > len(best):
+                best = body
+    if "<" in best and ">" in best:
+        from lxml import etree
+
+        marked = "<div>" + _BLOCK_TAG_RE.sub("\n", best) + "</div>"  # a block's end is a line's end
+        try:
+            frag = etree.fromstring(marked, parser=etree.HTMLParser())
+            best = "".join(t for t in frag.itertext() if isinstance(t, str)) if frag is not None else best
+        except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+            pass
+    lines = (" ".join(line.split()) for line in best.splitlines())
+    return "\n\n".join(line for line in lines if line)
 
 
 def json_in(raw: str):
@@ -149,16 +181,12 @@ def published_date(root, meta: dict[str, str]) -> str | None:
         d = _norm_date(meta.get(key))
         if d:
             return d
-    for script in root.iter("script"):
-        if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
-            continue
-        data = json_in(script.text)
-        if data is None:
-            continue
-        for v in _jsonld_dates(data):
-            d = _norm_date(v)
-            if d:
-                return d
+    for key in ("datePublished", "dateCreated"):
+        for data in _ld_scripts(root):
+            for v in _jsonld_values(data, key):
+                d = _norm_date(v)
+                if d:
+                    return d
     for el in root.xpath('//*[@itemprop="datePublished"]'):
         d = _norm_date(el.get("content") or el.get("datetime") or text_of(el))
         if d:

@@ -19,6 +19,10 @@ scores paragraphs' parents rather than subtrees, reads the page too when ours lo
 
 It runs on that minority of pages only (it is several times slower than ours), and never when it is
 not installed.
+
+Last, the page's own statement of its text, a JSON-LD ``articleBody``, wins over whichever text was
+chosen when it is long (50+ words), longer, and that text holds less than half of its words: the
+body is then built by a script from that data, or both readers took the wrong part of the page.
 """
 
 from __future__ import annotations
@@ -141,6 +145,19 @@ def better_of(
     if not suspicious(ours):
         return ours
     return _longer(ours, second_opinion(html, url, rejected), "paragraph" in doubts)
+
+
+_DECLARED_WORDS = 50  # a JSON-LD articleBody this long is the page's own statement of its text...
+_DECLARED_COVERED = 0.5  # ...and a text holding less than this share of its words missed it
+
+
+def declared_if_missed(text: str, declared: str) -> str:
+    """The page's declared article text (JSON-LD articleBody) when it is long, longer than ``text``
+    and ``text`` holds less than half of its words: the body is built by a script from that data, or
+    both readers took the wrong part of the page."""
+    if len(_WORD.findall(declared)) < _DECLARED_WORDS or size(declared) <= size(text):
+        return text
+    return declared if coverage(declared, text) < _DECLARED_COVERED else text
 
 
 def _describes(description: str, text: str, other: str) -> bool:
