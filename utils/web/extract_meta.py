@@ -146,7 +146,7 @@ _BLOCK_TAG_RE = re.compile(r"</?(?:p|div|br|li|h[1-6]|blockquote|ul|ol|tr|sectio
 
 def declared_body(root) -> str:
     """The article text the page declares in its JSON-LD (``articleBody``, the longest if several),
-    one paragraph per line; "" when there is none.  Markup inside it is read as text."""
+    each of its lines a paragraph; "" when there is none.  Markup inside it is read as text."""
     best = ""
     for data in _ld_scripts(root):
         for body in _jsonld_values(data, "articleBody"):
@@ -181,8 +181,9 @@ def published_date(root, meta: dict[str, str]) -> str | None:
         d = _norm_date(meta.get(key))
         if d:
             return d
+    ld = list(_ld_scripts(root))
     for key in ("datePublished", "dateCreated"):
-        for data in _ld_scripts(root):
+        for data in ld:
             for v in _jsonld_values(data, key):
                 d = _norm_date(v)
                 if d:

@@ -56,7 +56,7 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     whatever container is chosen: teasers of other articles and blocks in nav/header/footer/aside
     elements (or ARIA roles) or in elements that are not displayed. ``doubts``, when given, receives
     "furniture" when the chosen container is (inside) an element flagged as furniture: the best
-    prose on the page is in a comment thread or sidebar, so the article may be elsewhere; and
+    prose on the page is in a comment thread or sidebar, so the article may be elsewhere;
     "paragraph" when it is a single paragraph (or list item): the lines around it scored too low to
     join it, so the rest of a short article may be there; and "no prose" when the page has no prose
     and declares no main container (<article>, <main>, itemprop=articleBody): which of its short lines
