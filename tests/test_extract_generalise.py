@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -443,8 +444,6 @@ def test_on_a_page_without_prose_ours_stays_unless_the_second_opinion_says_somet
 
 
 def _ld_page(article_body: str, shown: str) -> str:
-    import json
-
     data = {"@context": "https://schema.org", "@graph": [{"@type": "NewsArticle", "articleBody": article_body}]}
     return f"""<html><head><script type="application/ld+json">{json.dumps(data)}</script></head>
     <body><ul class="nav">{NAV}</ul><div class="story">{shown}</div></body></html>"""
