@@ -374,6 +374,13 @@ def test_code_shown_in_a_code_element_is_kept_with_the_article():
     assert extract(html).text == f"{P1}\n\n{code}\n\n{P2}"
 
 
+def test_letters_written_with_combining_accents_come_out_composed():
+    decomposed = "Cafe\u0301 owners in Sa\u0303o Paulo"  # "e" + combining acute, "a" + combining tilde
+    result = extract(f"<html><head><title>{decomposed}</title></head><body><p>{decomposed}. {P1}</p></body></html>")
+    assert result.title == "Café owners in São Paulo"
+    assert result.text == f"Café owners in São Paulo. {P1}"
+
+
 def test_a_stray_nul_in_the_page_does_not_reach_the_text():
     # a lone paragraph asks for a second opinion, which read the NULs as replacement characters
     text = extract(f"<html><body>\x00\x00<p>{P1}</p>\x00</body></html>").text

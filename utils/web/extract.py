@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -156,6 +157,12 @@ def _title_and_links(root, title: str) -> str:
     return "\n\n".join(([title] if title else []) + lines) if lines else ""
 
 
+def _nfc(text: str) -> str:
+    """Text in Unicode's composed form (NFC): an accented letter written as a letter plus a combining
+    accent becomes one character, as most text, queries and search indexes have it."""
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
 def extract(html: str | bytes, url: str = "") -> Extracted:
     """Extract title, published date (ISO), main text and absolute out-links from an HTML page.
 
@@ -188,7 +195,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         description = next((meta[k] for k in _DESCRIPTION_KEYS if meta.get(k)), "")
         text = declared_if_missed(better_of(ours, html, url, rejected, doubts, description), declared)
         text = text or _title_and_links(root, title)
-        return Extracted(title=title, published=published, text=text, links=links)
+        return Extracted(title=_nfc(title), published=published, text=_nfc(text), links=links)
     except Exception:  # noqa: BLE001 - untrusted input must never crash the crawler
         log.warning("extraction failed for %s", url or "<html>", exc_info=True)
         return Extracted()
