@@ -249,6 +249,16 @@ def test_published_date_from_time_element_and_bad_dates_ignored():
     assert extract(f"<html><body><p>{P1}</p><time>yesterday</time></body></html>").published is None
 
 
+def test_published_date_from_the_address_when_the_page_gives_none():
+    page = f"<html><body><p>{P1}</p></body></html>"
+    assert extract(page, "https://blog.example/2019/01/31/ferry-news/").published == "2019-01-31"
+    assert extract(page, "https://news.example/world/2020-02-29-leap-day.html").published == "2020-02-29"
+    assert extract(page, "https://shop.example/2019/13/40/item").published is None  # no such month or day
+    assert extract(page, "https://shop.example/item?from=/2019/01/31/").published is None  # not in the path
+    dated = f'<html><head><meta name="date" content="2019-02-01"></head><body><p>{P1}</p></body></html>'
+    assert extract(dated, "https://blog.example/2019/01/31/ferry-news/").published == "2019-02-01"  # page wins
+
+
 def test_title_sources():
     assert extract("<html><head><title>Only title</title></head><body><p>x</p></body></html>").title == "Only title"
     html = "<html><head><title>Headline here | Site</title></head><body><h1>Headline here</h1></body></html>"

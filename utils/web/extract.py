@@ -186,7 +186,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
                 pass
         meta = meta_map(root)
         title = title_of(root, meta)
-        published = published_date(root, meta)
+        published = published_date(root, meta, url)
         links = out_links(root, base)
         declared = declared_body(root)  # before main_text, which drops the page's scripts
         rejected: set[str] = set()

@@ -176,7 +176,9 @@ def json_in(raw: str):
     return None
 
 
-def published_date(root, meta: dict[str, str]) -> str | None:
+def published_date(root, meta: dict[str, str], url: str = "") -> str | None:
+    """The page's publication date (ISO): from its meta tags, JSON-LD, itemprop or <time> elements, else
+    from a date in its address."""
     for key in _DATE_META_KEYS:
         d = _norm_date(meta.get(key))
         if d:
@@ -197,7 +199,11 @@ def published_date(root, meta: dict[str, str]) -> str | None:
         d = _norm_date(t.get("datetime"))
         if d:
             return d
-    return None
+    m = _URL_DATE_RE.search(url.split("?", 1)[0])  # a blog's /2019/01/31/slug permalink
+    return _norm_date("-".join(m.groups())) if m else None
+
+
+_URL_DATE_RE = re.compile(r"/((?:19|20)\d\d)[/-](0[1-9]|1[0-2])[/-](0[1-9]|[12]\d|3[01])(?=[/.-]|$)")
 
 
 def out_links(root, base: str) -> list[str]:
