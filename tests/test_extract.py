@@ -267,6 +267,37 @@ def test_title_sources():
     assert extract(html).title == "From Twitter card"
 
 
+HEADLINE = "Ferry terminal to close"
+
+
+@pytest.mark.parametrize(
+    ("title", "head", "url"),
+    [
+        (f"{HEADLINE} | Harbour Times", '<meta property="og:site_name" content="Harbour Times">', ""),
+        (f"{HEADLINE} - harbourtimes.com", "", "https://www.harbourtimes.com/2024/ferry"),  # the domain's name
+        (f"{HEADLINE} » Harbour Times", "", "https://news.harbour-times.co.uk/ferry"),
+        (
+            f"{HEADLINE} | Harbour Times - News from the coast",  # a site name with a separator of its own
+            '<meta name="application-name" content="Harbour Times - News from the coast">',
+            "",
+        ),
+    ],
+)
+def test_a_trailing_site_name_is_left_out_of_the_title(title, head, url):
+    html = f'<html><head><meta property="og:title" content="{title}">{head}</head><body><p>{P1}</p></body></html>'
+    assert extract(html, url).title == HEADLINE
+
+
+def test_a_title_whose_last_part_only_mentions_the_site_keeps_it():
+    html = f"""<html><head><meta property="og:title" content="Glasgow talks - Red Cross warns of more floods this
+    winter"></head><body><p>{P1}</p></body></html>"""
+    assert extract(html, "https://www.redcross.org/news").title.endswith("more floods this winter")
+    html = f"<html><head><title>Harbour: the terminal closes</title></head><body><p>{P1}</p></body></html>"
+    assert extract(html, "https://harbour.example/a").title == "Harbour: the terminal closes"
+    html = f'<html><head><meta property="og:title" content="{HEADLINE} - Harbour Commons"></head></html>'
+    assert extract(html, "https://www.boats.com.br/ferry").title == f"{HEADLINE} - Harbour Commons"  # not "com"
+
+
 def test_links_are_absolute_deduplicated_and_in_document_order():
     html = """<html><head><base href="https://cdn.example.org/docs/"></head><body>
     <a href="guide.html#intro">Guide</a>

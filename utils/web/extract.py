@@ -185,7 +185,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
             except ValueError:
                 pass
         meta = meta_map(root)
-        title = title_of(root, meta)
+        title = title_of(root, meta, url)
         published = published_date(root, meta, url)
         links = out_links(root, base)
         declared = declared_body(root)  # before main_text, which drops the page's scripts

@@ -29,7 +29,51 @@ def meta_map(root) -> dict[str, str]:
     return out
 
 
-def title_of(root, meta: dict[str, str]) -> str:
+_SITE_SEP_RE = re.compile(r"\s+[|\u2013\u2014•·»›~/-]{1,2}\s+")  # " | Site", " - Site", " » Site"...
+_NOT_ALNUM_RE = re.compile(r"\W+")
+_SITE_SLACK = 12  # a last segment may add this many letters to a site's name ("Rezept von Backen.de")
+_GENERIC_SLD = frozenset("co com org net gov edu ac or ne go gob mil nic".split())
+
+
+def _site_names(meta: dict[str, str], url: str) -> list[str]:
+    """The page's names for its site (og:site_name, application-name, twitter:site) and its domain's
+    own name ("hausinfo" for www.hausinfo.ch), lower-cased letters and digits only."""
+    names = [meta.get(k, "") for k in ("og:site_name", "application-name", "twitter:site")]
+    host = url.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
+    labels = host.split(".")
+    if len(labels) >= 3 and labels[-2] in _GENERIC_SLD:  # www.example.co.uk
+        labels.pop(-2)
+    if len(labels) >= 2:
+        names.append(labels[-2])
+    keys = (_NOT_ALNUM_RE.sub("", n.lower()).replace("_", "") for n in names)
+    return [k for k in keys if len(k) >= 3]
+
+
+def _names_site(segment: str, names: list[str]) -> bool:
+    seg = _NOT_ALNUM_RE.sub("", segment.lower()).replace("_", "")
+    if len(seg) < 3:
+        return False
+    return any(seg in n or (n in seg and len(seg) <= len(n) + _SITE_SLACK) for n in names)
+
+
+def _without_site(title: str, meta: dict[str, str], url: str) -> str:
+    """A title less its trailing site name (" | Site", " - Site.de"), at most two segments of it."""
+    names = _site_names(meta, url)
+    for _ in range(2):
+        seps = list(_SITE_SEP_RE.finditer(title))
+        if not names or not seps or not _names_site(title[seps[-1].end() :], names):
+            break
+        title = title[: seps[-1].start()].strip()
+    return title
+
+
+def title_of(root, meta: dict[str, str], url: str = "") -> str:
+    """The page's title: og:title (or another declared title), else its <h1> when the <title> holds it,
+    else the longest part of the <title>; less a trailing site name."""
+    return _without_site(_title_of(root, meta), meta, url)
+
+
+def _title_of(root, meta: dict[str, str]) -> str:
     for key in ("og:title", "twitter:title", "dc.title", "headline"):
         if meta.get(key):
             return _clean(meta[key])
