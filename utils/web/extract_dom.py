@@ -101,7 +101,10 @@ _BLOCK_TAGS = frozenset(
     )
 )
 HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
-_BOLD = frozenset(("b", "strong"))
+# Inline elements whose characters a block counts, by kind: links (link density), bold (a sub-heading
+# set in bold), code (code an article shows is not leaked script).
+_LINK, _BOLDED, _CODE = 0, 1, 2
+_COUNTED = {"a": _LINK, "b": _BOLDED, "strong": _BOLDED, "code": _CODE, "kbd": _CODE, "samp": _CODE, "tt": _CODE}
 # Inline tags not worth a boilerplate check (a share link inside them is caught by its link density).
 _PLAIN_INLINE = frozenset(
     (
@@ -237,7 +240,6 @@ def _boiler_words(key: str) -> bool:
 
 
 _MARKUP_RE = re.compile(r"<[a-zA-Z!/][^>]*>")
-_CODE_TAGS = frozenset(("code", "kbd", "samp", "tt"))
 _SCRIPT_WORDS_RE = re.compile(r"\b(?:var|function|return|document\.|window\.|if\s*\()")
 _SCRIPT_PUNCT = 0.03  # script text: at least this share of its characters is one of {};=()...
 _SCRIPT_WORDS = 5  # ...and it has this many script keywords
@@ -362,16 +364,19 @@ def segment(
     node_tags: list[str] = ["body"]
     cur = 0
     buf: list[str] = []
-    link_chars = 0
-    in_link = 0
-    bold_chars = 0
-    in_bold = 0
-    code_chars = 0
-    in_code = 0
-    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 link, 4 bold, 5 code
+    opened = [0, 0, 0]  # counted elements of each kind open around the current text
+    chars = [0, 0, 0]  # the current block's characters inside each kind
+    counting = 0  # counted elements open, of any kind
+    stack: list[int] = []  # per open element: 0 inline, 1 block, 2 skipped, 3 + kind for a counted one
+
+    def count(text: str) -> None:
+        n = len(text.strip())
+        for k in (_LINK, _BOLDED, _CODE):
+            if opened[k]:
+                chars[k] += n
 
     def flush():
-        nonlocal buf, link_chars, bold_chars, code_chars
+        nonlocal buf
         if buf:
             text = "".join(buf)
             text = _join_lines(text.split(_BR)) if _BR in text else " ".join(text.split())
@@ -379,11 +384,13 @@ def segment(
             # code shown in <pre> or <code> is kept
             if text and not (
                 node_tags[cur] != "pre"
-                and ((text[0] == "<" and _MARKUP_RE.match(text)) or (code_chars < len(text) / 2 and _script_text(text)))
+                and (
+                    (text[0] == "<" and _MARKUP_RE.match(text)) or (chars[_CODE] < len(text) / 2 and _script_text(text))
+                )
             ):
-                blocks.append(Block(cur, text, link_chars, node_tags[cur], bold_chars))
+                blocks.append(Block(cur, text, chars[_LINK], node_tags[cur], chars[_BOLDED]))
             buf = []
-        link_chars = bold_chars = code_chars = 0
+        chars[_LINK] = chars[_BOLDED] = chars[_CODE] = 0
 
     walker = etree.iterwalk(body, events=("start", "end"))
     for event, el in walker:
@@ -410,9 +417,6 @@ def segment(
                 stack.append(2)
                 walker.skip_subtree()
                 continue
-            elif tag == "a":
-                in_link += 1
-                stack.append(3)
             elif tag == "br":
                 buf.append(_BR)
                 stack.append(0)
@@ -420,43 +424,30 @@ def segment(
                 if images is not None:
                     images.add(cur)
                 stack.append(0)
-            elif tag in _BOLD:
-                in_bold += 1
-                stack.append(4)
-            elif tag in _CODE_TAGS:
-                in_code += 1
-                stack.append(5)
+            elif tag in _COUNTED:
+                opened[_COUNTED[tag]] += 1
+                counting += 1
+                stack.append(3 + _COUNTED[tag])
             else:
                 stack.append(0)
             if el.text:
                 buf.append(el.text)
-                if in_link:
-                    link_chars += len(el.text.strip())
-                if in_bold:
-                    bold_chars += len(el.text.strip())
-                if in_code:
-                    code_chars += len(el.text.strip())
+                if counting:
+                    count(el.text)
         else:
             kind = stack.pop()
             if kind == 1:
                 flush()
                 cur = max(parents[cur], 0)
-            elif kind == 3:
-                in_link -= 1
-            elif kind == 4:
-                in_bold -= 1
-            elif kind == 5:
-                in_code -= 1
+            elif kind >= 3:
+                opened[kind - 3] -= 1
+                counting -= 1
             if el is body:
                 break
             if el.tail:
                 buf.append(el.tail)
-                if in_link:
-                    link_chars += len(el.tail.strip())
-                if in_bold:
-                    bold_chars += len(el.tail.strip())
-                if in_code:
-                    code_chars += len(el.tail.strip())
+                if counting:
+                    count(el.tail)
     flush()
     if tags is not None:
         tags[:] = node_tags
