@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 from .decode import decode_body
-from .extract_meta import declared_body, meta_map, out_links, published_date, title_of
+from .extract_meta import declared_body, jsonld, meta_map, out_links, published_date, title_of
 from .extract_score import main_text
 from .extract_second import better_of, declared_if_missed
 
@@ -185,10 +185,11 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
             except ValueError:
                 pass
         meta = meta_map(root)
+        ld = jsonld(root)  # before main_text, which drops the page's scripts
         title = title_of(root, meta, url)
-        published = published_date(root, meta, url)
+        published = published_date(root, meta, ld, url)
         links = out_links(root, base)
-        declared = declared_body(root)  # before main_text, which drops the page's scripts
+        declared = declared_body(ld)
         rejected: set[str] = set()
         doubts: set[str] = set()
         ours = main_text(root, rejected, doubts)

@@ -175,24 +175,26 @@ def _jsonld_values(obj, key: str, depth: int = 0):
             yield from _jsonld_values(item, key, depth + 1)
 
 
-def _ld_scripts(root):
-    """The parsed JSON of each JSON-LD script of the page."""
+def jsonld(root) -> list:
+    """The parsed JSON of each JSON-LD script of the page (read it before the scripts are dropped)."""
+    out = []
     for script in root.iter("script"):
         if (script.get("type") or "").strip().lower() != "application/ld+json" or not script.text:
             continue
         data = json_in(script.text)
         if data is not None:
-            yield data
+            out.append(data)
+    return out
 
 
 _BLOCK_TAG_RE = re.compile(r"</?(?:p|div|br|li|h[1-6]|blockquote|ul|ol|tr|section)\b[^>]*>", re.I)
 
 
-def declared_body(root) -> str:
-    """The article text the page declares in its JSON-LD (``articleBody``, the longest if several),
-    each of its lines a paragraph; "" when there is none.  Markup inside it is read as text."""
+def declared_body(ld: list) -> str:
+    """The article text the page declares in its JSON-LD (``ld``: ``articleBody``, the longest if
+    several), each of its lines a paragraph; "" when there is none.  Markup inside it is read as text."""
     best = ""
-    for data in _ld_scripts(root):
+    for data in ld:
         for body in _jsonld_values(data, "articleBody"):
             if len(body) > len(best):
                 best = body
@@ -220,14 +222,13 @@ def json_in(raw: str):
     return None
 
 
-def published_date(root, meta: dict[str, str], url: str = "") -> str | None:
-    """The page's publication date (ISO): from its meta tags, JSON-LD, itemprop or <time> elements, else
-    from a date in its address."""
+def published_date(root, meta: dict[str, str], ld: list, url: str = "") -> str | None:
+    """The page's publication date (ISO): from its meta tags, JSON-LD (``ld``, from :func:`jsonld`),
+    itemprop or <time> elements, else from a date in its address."""
     for key in _DATE_META_KEYS:
         d = _norm_date(meta.get(key))
         if d:
             return d
-    ld = list(_ld_scripts(root))
     for key in ("datePublished", "dateCreated"):
         for data in ld:
             for v in _jsonld_values(data, key):
