@@ -35,9 +35,14 @@ _SITE_SLACK = 12  # a last segment may add this many letters to a site's name ("
 _GENERIC_SLD = frozenset("co com org net gov edu ac or ne go gob mil nic".split())
 
 
+def _letters(text: str) -> str:
+    """Lower-cased letters and digits only: how a site's name is compared ("Backen.de" -> "backende")."""
+    return _NOT_ALNUM_RE.sub("", text.lower()).replace("_", "")
+
+
 def _site_names(meta: dict[str, str], url: str) -> list[str]:
     """The page's names for its site (og:site_name, application-name, twitter:site) and its domain's
-    own name ("hausinfo" for www.hausinfo.ch), lower-cased letters and digits only."""
+    own name ("hausinfo" for www.hausinfo.ch), as :func:`_letters`."""
     names = [meta.get(k, "") for k in ("og:site_name", "application-name", "twitter:site")]
     host = url.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
     labels = host.split(".")
@@ -45,12 +50,12 @@ def _site_names(meta: dict[str, str], url: str) -> list[str]:
         labels.pop(-2)
     if len(labels) >= 2:
         names.append(labels[-2])
-    keys = (_NOT_ALNUM_RE.sub("", n.lower()).replace("_", "") for n in names)
+    keys = (_letters(n) for n in names)
     return [k for k in keys if len(k) >= 3]
 
 
 def _names_site(segment: str, names: list[str]) -> bool:
-    seg = _NOT_ALNUM_RE.sub("", segment.lower()).replace("_", "")
+    seg = _letters(segment)
     if len(seg) < 3:
         return False
     return any(seg in n or (n in seg and len(seg) <= len(n) + _SITE_SLACK) for n in names)
