@@ -63,6 +63,29 @@ def test_several_linked_headlines_with_summaries_are_still_a_teaser_list():
     assert not any(t in text for t in MORE)
 
 
+def _cut_off_items(ending: str) -> str:
+    return "".join(
+        f'<li><img src="/t{i}.jpg"><a href="/t{i}">Another story number {i}</a><br>{text[:120]} {ending}</li>'
+        for i, text in enumerate(MORE)
+    )
+
+
+def test_excerpts_cut_off_under_their_linked_headlines_are_teasers_not_the_article():
+    # a related-posts list inside the post's own wrapper, each item one block: headline link, line
+    # break, the first words of the other post and "[...]"
+    html = f"""<html><body><div><h1>Old ferry terminal to close</h1><p>{STORY}</p><p>{MORE[0]}</p>
+    <div>Related posts</div><ul>{_cut_off_items("[...]")}</ul></div></body></html>"""
+    text = extract(html).text
+    assert _paragraphs(text) == [STORY, MORE[0]]
+
+
+def test_paragraphs_that_trail_off_without_links_are_the_article():
+    trailing = [f"{text[:-1]}..." for text in MORE]
+    html = f"""<html><body><div><p>{STORY}</p>{"".join(f"<p>{t}</p>" for t in trailing)}</div>
+    <ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, *trailing]
+
+
 @pytest.mark.parametrize("classes", ["post hentry tag-ad tag-share category-social", "h-entry author-jane"])
 def test_a_post_marked_as_an_entry_is_not_furniture_because_of_its_tag_classes(classes):
     # blog engines add taxonomy classes (tag-<slug>, category-<slug>) to the post itself

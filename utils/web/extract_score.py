@@ -44,6 +44,8 @@ def classify(b: Block) -> float:
 
 _HEADLINE_MIN = 10  # a link block this long can be a teaser's headline
 _MIN_TEASERS = 2  # ...when the page has at least this many of them
+_CUT_OFF = re.compile(r"(?:\.\.\.|…)\s*\]?\s*$")  # an excerpt's end: "...", "…", "[...]", "[…]"
+_MIN_CUT_OFF = 3  # ...on this many linked prose blocks of a page makes them teasers
 _TEASER_WEIGHT = 0.25  # a prose block that is alone with a link headline (teaser list item) counts this much
 _FLAGGED_DISCOUNT = 0.25  # per boilerplate-flagged ancestor of a candidate container (at most two)
 _HIDDEN_DISCOUNT = 0.1  # for a candidate that is (inside) an element that is not displayed
@@ -150,6 +152,12 @@ def select(blocks: list[Block], parents: list[int], flags: list[int]) -> tuple[i
                     teasers.append(k)
                     break
                 i, up = parents[i], up + 1
+    # An excerpt cut off with an ellipsis ("...", "[…]") that carries a link (its headline, or "read
+    # more") is a teaser too, whether or not the headline is a block of its own, when the page has a
+    # few of them.
+    cut = [k for k, b in enumerate(blocks) if b.kind == "good" and b.link and _CUT_OFF.search(b.text)]
+    if len(cut) >= _MIN_CUT_OFF:
+        teasers = sorted(set(teasers).union(cut))
     # One such block is an article under a linked headline (a blog's permalink title); a list of them is
     # a teaser list.
     if len(teasers) >= _MIN_TEASERS:
@@ -280,12 +288,14 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
     that introduces what follows) only needs prose on one side; a heading, or a sub-heading written as
     a paragraph set wholly in bold, needs prose after it; and the items of a list follow a kept line
     that introduces them with a colon ("Here is what you need:"). A link-heavy paragraph that reads as
-    a sentence is kept between prose blocks.  ``lenient`` keeps every block that is not a link list.
+    a sentence is kept between prose blocks.  Teasers are dropped unless they are all the prose there.
+    ``lenient`` keeps every block that is not a link list or a teaser.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
     n = len(blocks)
-    # teasers inside the chosen container are a related-articles list, unless they are all the prose there
-    teaser_as = "short" if any(b.kind == "good" for b in blocks) else "good"
+    # teasers inside the chosen container are a related-articles list, unless they are all the prose
+    # there; a list is not kept, and short lines are not kept for being next to it
+    teaser_as = "teaser" if any(b.kind == "good" for b in blocks) else "good"
     kinds = [b.kind if b.kind != "teaser" else teaser_as for b in blocks]
     keep = [k == "good" or (lenient and k == "short") for k in kinds]
     prev_good = [False] * n
