@@ -276,6 +276,8 @@ HEADLINE = "Ferry terminal to close"
         (f"{HEADLINE} | Harbour Times", '<meta property="og:site_name" content="Harbour Times">', ""),
         (f"{HEADLINE} - harbourtimes.com", "", "https://www.harbourtimes.com/2024/ferry"),  # the domain's name
         (f"{HEADLINE} » Harbour Times", "", "https://news.harbour-times.co.uk/ferry"),
+        (f"{HEADLINE} | Harbour Times", "", "https://reader:pw@HarbourTimes.com:8443/ferry"),  # login, port
+        (f"{HEADLINE} | Harbour Times", '<meta name="twitter:site" content="@HarbourTimes">', "http://[harbour/ferry"),
         (
             f"{HEADLINE} | Harbour Times - News from the coast",  # a site name with a separator of its own
             '<meta name="application-name" content="Harbour Times - News from the coast">',

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 
 def text_of(el) -> str:
@@ -44,7 +44,10 @@ def _site_names(meta: dict[str, str], url: str) -> list[str]:
     """The page's names for its site (og:site_name, application-name, twitter:site) and its domain's
     own name ("hausinfo" for www.hausinfo.ch), as :func:`_letters`."""
     names = [meta.get(k, "") for k in ("og:site_name", "application-name", "twitter:site")]
-    host = url.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # an unparsable address ("http://[bad/") names no site
+        host = ""
     labels = host.split(".")
     if len(labels) >= 3 and labels[-2] in _GENERIC_SLD:  # www.example.co.uk
         labels.pop(-2)
