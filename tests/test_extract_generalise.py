@@ -253,6 +253,30 @@ def test_a_short_line_that_introduces_a_list_at_the_end_of_the_article_is_kept_w
     assert _paragraphs(extract(html).text) == [STORY, MORE[0], intro, *ITEMS]
 
 
+def test_the_linked_items_of_a_list_the_article_introduces_are_kept_with_the_others():
+    intro = f"{MORE[0]} The ferry will call at these harbours next summer:"
+    harbours = [
+        "Northport",
+        '<a href="/harbours/eastbay">East Bay</a>',
+        '<a href="/harbours/pier">Pier Nine</a>',
+        "Kells",
+    ]
+    items = "".join(f"<li>{t}</li>" for t in harbours)
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{intro}</p><ul>{items}</ul></div>
+    <ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, intro, "Northport", "East Bay", "Pier Nine", "Kells"]
+
+
+def test_a_list_of_links_after_the_article_stays_out_even_after_a_line_that_introduces_it():
+    intro = "More stories from the coast:"
+    links = "".join(f'<li><a href="/s{i}">Another story from the coast, number {i}</a></li>' for i in range(4))
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><p>{intro}</p><ul>{links}</ul>
+    </div></body></html>"""
+    text = extract(html).text
+    assert _paragraphs(text)[:2] == [STORY, MORE[0]]
+    assert "Another story" not in text
+
+
 def test_a_short_list_after_the_article_without_an_introduction_is_left_out():
     items = "".join(f"<li>{t}</li>" for t in ITEMS)
     html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p><ul>{items}</ul></div>

@@ -90,7 +90,7 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     if value >= _MIN_CONTENT:
         inside = _clean_descendants(parents, flags, best)
         caption = _captions(blocks, parents, tags, images)
-        text = _assemble([b for b in blocks if inside[b.node] and not caption[b.node]])
+        text = _assemble([b for b in blocks if inside[b.node] and not caption[b.node]], parents)
         if text:
             return text
     # Too little prose for the scoring to mean much (a stub page, a one-line answer): take the page's
@@ -105,7 +105,7 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     if doubts is not None and not semantic:
         doubts.add("no prose")
     inside = _clean_descendants(parents, flags, top)
-    return _assemble([b for b in blocks if inside[b.node]], lenient=True)
+    return _assemble([b for b in blocks if inside[b.node]], parents, lenient=True)
 
 
 def _keep_fallback_prose(body) -> None:
@@ -280,15 +280,25 @@ def _linked_sentence(b: Block) -> bool:
     )
 
 
-def _assemble(blocks: list[Block], lenient: bool = False) -> str:
+def _continues_list(blocks: list[Block], keep: list[bool], parents: list[int], i: int) -> bool:
+    """Block i is an item of the same list as the block before it, which is kept: a list the article
+    keeps (one a kept line introduces, or one between its paragraphs) keeps its linked items too."""
+    if not i or not keep[i - 1]:
+        return False
+    a, b = blocks[i - 1], blocks[i]
+    return a.tag == b.tag == "li" and parents[a.node] == parents[b.node]
+
+
+def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) -> str:
     """Join the kept blocks of the chosen container.
 
     Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
     blocks; a short sentence in a paragraph element (a one-line paragraph, or a line ending in a colon
     that introduces what follows) only needs prose on one side; a heading, or a sub-heading written as
     a paragraph set wholly in bold, needs prose after it; and the items of a list follow a kept line
-    that introduces them with a colon ("Here is what you need:"). A link-heavy paragraph that reads as
-    a sentence is kept between prose blocks.  Teasers are dropped unless they are all the prose there.
+    that introduces them with a colon ("Here is what you need:"), as do the linked items of a list
+    after a kept item of the same list. A link-heavy paragraph that reads as a sentence is kept
+    between prose blocks.  Teasers are dropped unless they are all the prose there.
     ``lenient`` keeps every block that is not a link list or a teaser.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
@@ -317,7 +327,9 @@ def _assemble(blocks: list[Block], lenient: bool = False) -> str:
         elif b.tag == "h1" and not seen_prose:
             keep[i] = False
         elif kinds[i] == "bad":
-            keep[i] = not lenient and prev_good[i] and next_good[i] and _linked_sentence(b)
+            keep[i] = not lenient and (
+                (prev_good[i] and next_good[i] and _linked_sentence(b)) or _continues_list(blocks, keep, parents, i)
+            )
         elif kinds[i] != "short" or lenient:
             continue
         elif b.tag in HEADINGS or _bold_line(b):
