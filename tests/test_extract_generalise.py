@@ -136,6 +136,14 @@ def test_second_opinion_reads_the_article_and_drops_furniture_inside_it():
     assert _paragraphs(extract_second.second_opinion(html)) == [STORY, MORE[0], MORE[1]]
 
 
+def test_second_opinion_keeps_the_linked_items_of_a_list_in_the_article():
+    # a news digest whose last item is wholly a link (readability drops a list with more links than that)
+    digest = [MORE[1], ABOUT, DISCLAIMER, f'<a href="/t2">{MORE[2]}</a>']
+    html = f"""<html><body><ul class="nav">{NAV}</ul><div class="story"><p>{STORY}</p><p>{MORE[0]}</p>
+    <ul>{"".join(f"<li>{t}</li>" for t in digest)}</ul></div></body></html>"""
+    assert _paragraphs(extract_second.second_opinion(html)) == [STORY, MORE[0], MORE[1], ABOUT, DISCLAIMER, MORE[2]]
+
+
 def test_without_the_second_opinion_library_our_text_stands(monkeypatch):
     monkeypatch.setitem(sys.modules, "readability", None)  # import fails as if it were not installed
     assert extract_second.second_opinion(f"<html><body><p>{STORY}</p></body></html>") == ""

@@ -280,13 +280,11 @@ def _linked_sentence(b: Block) -> bool:
     )
 
 
-def _continues_list(blocks: list[Block], keep: list[bool], parents: list[int], i: int) -> bool:
-    """Block i is an item of the same list as the block before it, which is kept: a list the article
-    keeps (one a kept line introduces, or one between its paragraphs) keeps its linked items too."""
-    if not i or not keep[i - 1]:
-        return False
-    a, b = blocks[i - 1], blocks[i]
-    return a.tag == b.tag == "li" and parents[a.node] == parents[b.node]
+def continues_list(kept: Block | None, b: Block, parents: list[int]) -> bool:
+    """b is the next item of the list whose item ``kept`` (the block before it) was kept: a list the
+    article keeps (one a kept line introduces, or one between its paragraphs) keeps its linked items
+    too."""
+    return kept is not None and kept.tag == b.tag == "li" and parents[kept.node] == parents[b.node]
 
 
 def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) -> str:
@@ -327,8 +325,9 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
         elif b.tag == "h1" and not seen_prose:
             keep[i] = False
         elif kinds[i] == "bad":
+            before = blocks[i - 1] if i and keep[i - 1] else None
             keep[i] = not lenient and (
-                (prev_good[i] and next_good[i] and _linked_sentence(b)) or _continues_list(blocks, keep, parents, i)
+                (prev_good[i] and next_good[i] and _linked_sentence(b)) or continues_list(before, b, parents)
             )
         elif kinds[i] != "short" or lenient:
             continue

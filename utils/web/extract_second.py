@@ -80,11 +80,12 @@ def second_opinion(
 
 def _clean_text(summary: str, rejected: set[str] | frozenset[str], by_class: bool = True) -> str:
     """The text of readability's part of the page, less what our own rules call furniture: blocks in
-    nav/footer/aside or boilerplate-named elements, link lists, teaser lists, a headline before any prose."""
+    nav/footer/aside or boilerplate-named elements, link lists (not the linked items of a list it keeps),
+    teaser lists, a headline before any prose."""
     from lxml import etree
 
     from .extract_dom import BOILER, DROP_TAGS, segment
-    from .extract_score import select
+    from .extract_score import continues_list, select
 
     try:
         root = etree.fromstring(f"<html><body>{summary}</body></html>", parser=etree.HTMLParser())
@@ -100,10 +101,14 @@ def _clean_text(summary: str, rejected: set[str] | frozenset[str], by_class: boo
         flagged[i] = bool(flags[i] and (by_class or flags[i] != BOILER)) or flagged[parents[i]]
     select(blocks, parents, flags)  # classifies the blocks and marks teaser lists
     kept: list[str] = []
+    last = None  # the block before this one, when kept
     for b in blocks:
-        if b.text in rejected or flagged[b.node] or b.kind in ("bad", "teaser") or (b.tag == "h1" and not kept):
+        link_list = b.kind == "bad" and not continues_list(last, b, parents)
+        if b.text in rejected or flagged[b.node] or link_list or b.kind == "teaser" or (b.tag == "h1" and not kept):
+            last = None
             continue
         kept.append(b.text)
+        last = b
     return "\n\n".join(kept)
 
 
