@@ -275,6 +275,13 @@ def test_the_linked_items_of_a_list_the_article_introduces_are_kept_with_the_oth
     assert _paragraphs(extract(html).text) == [STORY, intro, "Northport", "East Bay", "Pier Nine", "Kells"]
 
 
+def test_a_list_with_an_item_of_prose_keeps_its_short_and_linked_items_wherever_they_stand():
+    items = ['<a href="/harbours/pier">Pier Nine</a>', "Kells harbour", MORE[1]]
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p>
+    <ul>{"".join(f"<li>{t}</li>" for t in items)}</ul></div><ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, MORE[0], "Pier Nine", "Kells harbour", MORE[1]]
+
+
 def test_a_list_of_links_after_the_article_stays_out_even_after_a_line_that_introduces_it():
     intro = "More stories from the coast:"
     links = "".join(f'<li><a href="/s{i}">Another story from the coast, number {i}</a></li>' for i in range(4))

@@ -295,8 +295,9 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
     that introduces what follows) only needs prose on one side; a heading, or a sub-heading written as
     a paragraph set wholly in bold, needs prose after it; and the items of a list follow a kept line
     that introduces them with a colon ("Here is what you need:"), as do the linked items of a list
-    after a kept item of the same list. A link-heavy paragraph that reads as a sentence is kept
-    between prose blocks.  Teasers are dropped unless they are all the prose there.
+    after a kept item of the same list; a list with an item of prose keeps all its items. A
+    link-heavy paragraph that reads as a sentence is kept between prose blocks.  Teasers are dropped
+    unless they are all the prose there.
     ``lenient`` keeps every block that is not a link list or a teaser.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
@@ -318,12 +319,16 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
         next_good[i] = last == "good"
         if kinds[i] != "short":
             last = kinds[i]
+    # a list with an item of prose in it is part of the text, its short and wholly linked items too
+    prose_lists = {parents[b.node] for b, k in zip(blocks, kinds, strict=True) if b.tag == "li" and k == "good"}
     seen_prose = False
     for i, b in enumerate(blocks):
         if kinds[i] == "good":
             seen_prose = True
         elif b.tag == "h1" and not seen_prose:
             keep[i] = False
+        elif not lenient and b.tag == "li" and kinds[i] in ("short", "bad") and parents[b.node] in prose_lists:
+            keep[i] = True
         elif kinds[i] == "bad":
             before = blocks[i - 1] if i and keep[i - 1] else None
             keep[i] = not lenient and (
