@@ -1,5 +1,6 @@
 """Page metadata for the extractor: title (og:title, <h1>, <title>), publication date (meta tags,
-JSON-LD, itemprop, <time>) and absolute out-links."""
+JSON-LD, itemprop, <time>, the address), the page's own article text in JSON-LD (``articleBody``) and
+absolute out-links."""
 
 from __future__ import annotations
 
