@@ -255,6 +255,7 @@ def test_published_date_from_the_address_when_the_page_gives_none():
     assert extract(page, "https://news.example/world/2020-02-29-leap-day.html").published == "2020-02-29"
     assert extract(page, "https://shop.example/2019/13/40/item").published is None  # no such month or day
     assert extract(page, "https://shop.example/item?from=/2019/01/31/").published is None  # not in the path
+    assert extract(page, "https://app.example/#/2019/01/31/").published is None  # a fragment is not the path
     dated = f'<html><head><meta name="date" content="2019-02-01"></head><body><p>{P1}</p></body></html>'
     assert extract(dated, "https://blog.example/2019/01/31/ferry-news/").published == "2019-02-01"  # page wins
 
@@ -327,6 +328,12 @@ def test_links_resolve_against_page_url_without_base():
         "http://127.0.0.1:8000/root",
         "http://127.0.0.1:8000/wiki/A.html?page=2",
     ]
+
+
+@pytest.mark.parametrize("page_url", ["http://127.0.0.1:8000?from=feed", "http://127.0.0.1:8000#top"])
+def test_root_links_resolve_against_an_address_with_no_path(page_url):
+    html = '<html><body><a href="/root">r</a></body></html>'
+    assert extract(html, page_url).links == ["http://127.0.0.1:8000/root"]
 
 
 @pytest.mark.parametrize(

@@ -253,7 +253,11 @@ def published_date(root, meta: dict[str, str], ld: list, url: str = "") -> str |
         d = _norm_date(t.get("datetime"))
         if d:
             return d
-    m = _URL_DATE_RE.search(url.split("?", 1)[0])  # a blog's /2019/01/31/slug permalink
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # an unparsable address has no date to read
+        return None
+    m = _URL_DATE_RE.search(path)  # a blog's /2019/01/31/slug permalink
     return _norm_date("-".join(m.groups())) if m else None
 
 
@@ -263,8 +267,12 @@ _URL_DATE_RE = re.compile(r"/((?:19|20)\d\d)[/-](0[1-9]|1[0-2])[/-](0[1-9]|[12]\
 def out_links(root, base: str) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
-    scheme, _, rest = base.partition("://")
-    site = f"{scheme}://{rest.split('/', 1)[0]}" if rest and scheme.lower() in ("http", "https") else ""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        parts = urlsplit("")
+    # the base's scheme and host, for the fast path below; without one, links go through urljoin
+    site = f"{parts.scheme}://{parts.netloc}" if parts.netloc and parts.scheme.lower() in ("http", "https") else ""
     for a in root.iter("a", "area"):
         href = a.get("href")
         if not href:
