@@ -67,10 +67,14 @@ def _names_site(segment: str, names: list[str]) -> bool:
 
 def _without_site(title: str, meta: dict[str, str], url: str) -> str:
     """A title less its trailing site name (" | Site", " - Site.de"), at most two segments of it."""
-    names = _site_names(meta, url)
+    names: list[str] | None = None
     for _ in range(2):
         seps = list(_SITE_SEP_RE.finditer(title))
-        if not names or not seps or not _names_site(title[seps[-1].end() :], names):
+        if not seps:
+            break
+        if names is None:
+            names = _site_names(meta, url)
+        if not names or not _names_site(title[seps[-1].end() :], names):
             break
         title = title[: seps[-1].start()].strip()
     return title
