@@ -275,6 +275,14 @@ def test_the_linked_items_of_a_list_the_article_introduces_are_kept_with_the_oth
     assert _paragraphs(extract(html).text) == [STORY, intro, "Northport", "East Bay", "Pier Nine", "Kells"]
 
 
+def test_a_nested_list_the_article_introduces_is_kept_with_the_items_around_it():
+    intro = f"{MORE[0]} For the sandwich served at the opening you will need the following:"
+    items = f"<li>{ITEMS[0]}<ul><li>white or brown</li><li>sliced thin</li></ul></li><li>{ITEMS[1]}</li>"
+    html = f"""<html><body><div class="content"><p>{STORY}</p><p>{intro}</p><ul>{items}</ul></div>
+    <ul>{NAV}</ul></body></html>"""
+    assert _paragraphs(extract(html).text) == [STORY, intro, ITEMS[0], "white or brown", "sliced thin", ITEMS[1]]
+
+
 def test_a_list_with_an_item_of_prose_keeps_its_short_and_linked_items_wherever_they_stand():
     items = ['<a href="/harbours/pier">Pier Nine</a>', "Kells harbour", MORE[1]]
     html = f"""<html><body><div class="content"><p>{STORY}</p><p>{MORE[0]}</p>

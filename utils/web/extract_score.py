@@ -293,9 +293,10 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
     Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
     blocks; a short sentence in a paragraph element (a one-line paragraph, or a line ending in a colon
     that introduces what follows) only needs prose on one side; a heading, or a sub-heading written as
-    a paragraph set wholly in bold, needs prose after it; and the items of a list follow a kept line
-    that introduces them with a colon ("Here is what you need:"), as do the linked items of a list
-    after a kept item of the same list; a list with an item of prose keeps all its items. A
+    a paragraph set wholly in bold, needs prose after it; and the short items of a list follow a kept
+    line that introduces them with a colon ("Here is what you need:") or a kept item of any list (a
+    nested list's items follow the item they hang from), while a wholly linked item only follows a
+    kept item of the same list; a list with an item of prose keeps all its items. A
     link-heavy paragraph that reads as a sentence is kept between prose blocks.  Teasers are dropped
     unless they are all the prose there.
     ``lenient`` keeps every block that is not a link list or a teaser.
@@ -341,7 +342,7 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
         elif b.tag in _CONTENT_TAGS and _SENTENCE_END.search(b.text) and len(b.text.split()) >= 5:
             keep[i] = prev_good[i] or next_good[i]
         elif b.tag == "li" and i and keep[i - 1] and (blocks[i - 1].tag == "li" or blocks[i - 1].text.endswith(":")):
-            keep[i] = True  # an item of a list that a kept line ending in a colon introduces
+            keep[i] = True  # introduced by a kept colon line, or after a kept item (of any list: nesting)
         else:
             keep[i] = prev_good[i] and next_good[i]
         if keep[i]:
