@@ -1,5 +1,6 @@
-"""bench/extraction.py on a snippet-annotated set (trafilatura's evaluation layout), hand-made here:
-the numbers it prints are the pooled snippet counts of the pages."""
+"""bench/extraction.py on sets hand-made here in two layouts: snippet-annotated (trafilatura's evaluation
+layout), where the numbers it prints are the pooled snippet counts of the pages, and newspaper3k's full-text
+test pages, whose notes in place of gold are skipped."""
 
 from __future__ import annotations
 
@@ -60,3 +61,22 @@ def test_snippet_sets_are_scored_by_pooled_snippet_counts(tmp_path, capsys):
 def test_a_missing_snippet_set_is_a_clear_error(tmp_path, capsys):
     assert _bench().main(["--dir", str(tmp_path), "--format", "snippets"]) == 2
     assert "evaldata.json" in capsys.readouterr().err
+
+
+def test_newspaper_sets_skip_the_notes_left_in_place_of_gold_text(tmp_path, capsys):
+    (tmp_path / "html").mkdir()
+    (tmp_path / "text").mkdir()
+    gold = {
+        "a.com1": f"{STORY}\n\n{MORE}",  # the article: scored
+        "b.com1": "MISSED LAST PARAGRAPH",  # a note about a failed check: skipped
+        "c.com1": "",  # nothing: skipped
+        "d.com1": f"{STORY}\n\n{MORE}\n\nSign up for our newsletter",  # scored: its gold keeps the box
+    }
+    for name, text in gold.items():
+        (tmp_path / "html" / f"{name}.html").write_text(PAGE, encoding="utf-8")
+        (tmp_path / "text" / f"{name}.txt").write_text(text, encoding="utf-8")
+    assert _bench().main(["--dir", str(tmp_path), "--format", "newspaper", "--no-baselines"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 pages from")
+    # the even half is page a (F1 1), the odd half page d: precision 1, recall 67/72 (its 5 words left out)
+    assert "(even 1.0000, odd 0.9640)" in out
