@@ -107,11 +107,14 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
     if not linked:
         return []
     best: dict[str, tuple[float, object]] = {}
+    named_by: dict[tuple[str, str], bool] = {}  # (document, title) -> the linking text names it
     for c in kb.chunks_of(list(linked), per_source=5):
         share = len(term_set(f"{c.title} {c.text}") & want) / len(want) if want else 0.0
-        title = fold(bare_title(c.title))
-        named = len(title) > 3 and _names(title, linked[c.source][1])
-        s = share + 0.5 * named
+        key = (c.source, c.title)
+        if key not in named_by:
+            title = fold(bare_title(c.title))
+            named_by[key] = len(title) > 3 and _names(title, linked[c.source][1])
+        s = share + 0.5 * named_by[key]
         if s > 0 and s > best.get(c.source, (0.0, None))[0]:
             best[c.source] = (s, c)
     ranked = sorted(best.values(), key=lambda sc: -sc[0])[:keep]
