@@ -88,6 +88,13 @@ def test_a_failing_question_gives_an_error_record_and_the_batch_goes_on(monkeypa
     assert recs[1]["error"] == "RuntimeError: tool crashed" and not recs[0]["error"] and not recs[2]["error"]
 
 
+def test_a_json_line_nested_too_deeply_is_an_error_record_and_the_next_line_is_read():
+    deep = '{"query": "x", "a": ' + "[" * 5000 + "]" * 5000 + "}\n"
+    qs = parse_questions([deep, '{"id": "q2", "query": "Who wrote Dune?"}\n'])
+    assert qs[0]["error"] == "line 1: invalid JSON (nested too deeply)"
+    assert (qs[1]["id"], qs[1]["query"], qs[1]["error"]) == ("q2", "Who wrote Dune?", None)
+
+
 def test_batch_output_file_keeps_every_report_in_input_order(tmp_path):
     from sleuth.flow import run_flow
     from sleuth.utils.cli import batch

@@ -108,6 +108,15 @@ def test_unknown_session_is_a_clear_error(cli):
     assert proc.returncode == 2 and "no session" in proc.stderr
 
 
+def test_a_session_file_nested_too_deeply_to_read_is_a_clear_error(cli, tmp_path):
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "deep1.json").write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}", encoding="utf-8")
+    proc = cli("sessions", "show", "deep1", data_dir=tmp_path / "data")
+    assert proc.returncode == 2 and "deep1.json is unreadable" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_bad_flag_value_is_a_clear_error(cli):
     proc = cli("--tools", "altavista", "question")
     assert proc.returncode == 2 and "unknown tool" in proc.stderr

@@ -260,6 +260,14 @@ def test_published_date_from_the_address_when_the_page_gives_none():
     assert extract(dated, "https://blog.example/2019/01/31/ferry-news/").published == "2019-02-01"  # page wins
 
 
+def test_json_ld_nested_too_deep_to_parse_is_skipped_and_the_page_still_read():
+    nested = '{"a": ' * 100_000 + "1" + "}" * 100_000
+    head = f'<script type="application/ld+json">{nested}</script><meta name="date" content="2019-02-01">'
+    result = extract(f"<html><head>{head}</head><body><p>{P1}</p></body></html>")
+    assert result.text == P1
+    assert result.published == "2019-02-01"
+
+
 def test_title_sources():
     assert extract("<html><head><title>Only title</title></head><body><p>x</p></body></html>").title == "Only title"
     html = "<html><head><title>Headline here | Site</title></head><body><h1>Headline here</h1></body></html>"

@@ -72,7 +72,10 @@ def test_braces_and_commas_inside_strings_are_left_alone():
     assert extract_json(text) == {"a": "x, }", "b": ["{", "y,]"]}
 
 
-@pytest.mark.parametrize("reply", ["", "I cannot help with that.", "<think>hmm {not json}</think>", "{broken"])
+NESTED = '{"a": ' * 3000 + "1" + "}" * 3000  # deeper than Python's JSON reader can go
+
+
+@pytest.mark.parametrize("reply", ["", "I cannot help with that.", "<think>hmm {not json}</think>", "{broken", NESTED])
 def test_no_object_is_a_parse_error(reply):
     with pytest.raises(ParseError):
         extract_json(reply)

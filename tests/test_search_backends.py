@@ -35,7 +35,7 @@ class Services:
         self.gemini_status, self.gemini_body = 200, grounded_response(ANSWER, PAGES, SUPPORTS)
         self.gemini = FakeGemini(lambda body, path: (self.gemini_status, self.gemini_body))
         self.searx_status = 200
-        self.searx_body: dict = {"query": "q", "results": [], "unresponsive_engines": []}
+        self.searx_body: dict | str = {"query": "q", "results": [], "unresponsive_engines": []}
         self.web = LocalServer(
             {
                 "/html/": lambda req: send(req, 200, ddg_html(DDG), "text/html"),
@@ -55,7 +55,8 @@ class Services:
         if self.searx_status != 200:
             send(req, self.searx_status, "<html><body>403 Forbidden</body></html>", "text/html")
             return
-        send(req, 200, json.dumps(self.searx_body), "application/json")
+        body = self.searx_body if isinstance(self.searx_body, str) else json.dumps(self.searx_body)
+        send(req, 200, body, "application/json")
 
     def client(self, *, cse=False, gemini=True, searx=False, **kw) -> SearchClient:
         opts = dict(ddg_url=self.web.url("/html/"), timeout=3.0)
@@ -205,6 +206,18 @@ def test_searxng_with_json_disabled_falls_back_to_duckduckgo(svc):
     assert (err["backend"], err["kind"]) == ("searxng", "config") and "json" in err["message"]
     assert out.tool_used == "duckduckgo" and not out.fallback_used  # both answer web searches
     assert [r.url for r in out.results] == ["https://d.example/1", "https://d.example/2"]
+
+
+def test_searxng_answering_json_nested_too_deeply_to_read_hands_over(svc):
+    svc.searx_body = '{"results": ' + "[" * 5000 + "]" * 5000 + "}"
+    out = svc.client(gemini=False, searx=True).search("duckduckgo", "q")
+    assert out.errors == [
+        {"backend": "searxng", "kind": "error", "message": "SearXNG answered something that is not JSON"}
+    ]
+    assert out.tool_used == "duckduckgo" and [r.url for r in out.results] == [
+        "https://d.example/1",
+        "https://d.example/2",
+    ]
 
 
 def test_searxng_with_no_results_hands_over(svc):

@@ -61,7 +61,7 @@ class SessionStore:
             p = matches[0]
         try:
             return json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise SessionNotFound(f"session file {p} is unreadable: {exc}") from exc
 
     def list(self) -> list[dict]:
@@ -71,7 +71,7 @@ class SessionStore:
         for p in self.dir.glob("*.json"):
             try:
                 d = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
+            except (OSError, json.JSONDecodeError, RecursionError):
                 continue
             out.append(
                 {

@@ -30,6 +30,8 @@ def parse_questions(lines) -> list[dict]:
                     error = 'JSON line has no "query"'
             except (json.JSONDecodeError, AttributeError) as exc:
                 error, query = f"line {lineno}: invalid JSON ({exc})", ""
+            except RecursionError:
+                error, query = f"line {lineno}: invalid JSON (nested too deeply)", ""
         out.append({"id": qid if qid is not None else len(out) + 1, "query": query, "error": error, "line": lineno})
     return out
 

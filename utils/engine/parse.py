@@ -90,7 +90,7 @@ def _loads(candidate: str) -> dict | None:
     for attempt in (candidate, _remove_trailing_commas(candidate)):
         try:
             obj = json.loads(attempt, strict=False)  # strict=False: raw newlines inside strings
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply to read
             continue
         if isinstance(obj, dict):
             return obj

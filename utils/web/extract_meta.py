@@ -230,7 +230,7 @@ def json_in(raw: str):
     for start in sorted(i for i in (raw.find("{"), raw.find("[")) if i >= 0):
         try:
             return decoder.raw_decode(raw, start)[0]
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack allows
             continue
     return None
 

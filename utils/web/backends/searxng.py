@@ -67,7 +67,7 @@ class SearxngBackend(Backend):
             raise BackendError("error", f"SearXNG answered HTTP {status}")
         try:
             data = resp.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
             raise BackendError("error", "SearXNG answered something that is not JSON") from exc
         if not isinstance(data, dict):
             raise BackendError("error", "SearXNG answered JSON of an unexpected shape")
