@@ -116,3 +116,21 @@ def test_batch_output_file_keeps_every_report_in_input_order(tmp_path):
     assert heads == ["# Who wrote Dune?", "# please explode", "# (no question)", "# When was ChromaDB released?"]
     assert "_Failed: RuntimeError: tool crashed_" in text and text.count("\n---\n") == 3
     assert "## Answer" in text.split("\n---\n")[0]  # a real report, not a stub
+
+
+def test_a_report_file_that_cannot_be_written_is_said_once_and_every_answer_still_printed(tmp_path, capsys):
+    from sleuth.flow import run_flow
+    from sleuth.utils.cli import batch
+    from sleuth.utils.config import Settings
+
+    settings = Settings(engine="offline", data_dir=tmp_path, tools=("duckduckgo",), ddg_url="http://127.0.0.1:9/")
+    gone = tmp_path / "removed" / "answers.md"  # its folder vanished after the start-up check
+    args = SimpleNamespace(jobs=1, unordered=False, quiet=True, output=str(gone))
+    out = io.StringIO()
+    code = batch.run_batch(
+        args, settings, run_flow, stdin=io.StringIO("Who wrote Dune?\nWhen was Dune published?\n"), stdout=out
+    )
+    assert code == 0
+    assert [json.loads(x)["id"] for x in out.getvalue().splitlines()] == [1, 2]
+    said = [line for line in capsys.readouterr().err.splitlines() if "could not write" in line]
+    assert said == [f"sleuth: could not write {gone}: No such file or directory; the reports are still printed"]

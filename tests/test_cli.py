@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import web_env
 
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
@@ -106,6 +107,25 @@ def test_sessions_list_show_export_and_feedback_resume(cli, web, tmp_path):
 def test_unknown_session_is_a_clear_error(cli):
     proc = cli("sessions", "show", "nope")
     assert proc.returncode == 2 and "no session" in proc.stderr
+
+
+@pytest.mark.parametrize("where", ["a folder", "missing/report.md"])
+def test_a_report_path_that_cannot_be_written_is_refused_before_any_research(cli, tmp_path, where):
+    (tmp_path / "a folder").mkdir()
+    proc = cli("--tools", "kb", "-o", str(tmp_path / where), "Who wrote Dune?", data_dir=tmp_path / "data")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"sleuth: -o {tmp_path / where}")
+    assert not (tmp_path / "data" / "sessions").exists()  # nothing was researched
+
+
+def test_exporting_a_session_to_a_folder_is_a_clear_error(cli, tmp_path):
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "s1.json").write_text(json.dumps({"session_id": "s1", "final_answer": "# Report\n"}), encoding="utf-8")
+    proc = cli("sessions", "export", "s1", "-o", str(tmp_path), data_dir=tmp_path / "data")
+    assert proc.returncode == 2 and "is a folder" in proc.stderr and "Traceback" not in proc.stderr
+    done = cli("sessions", "export", "s1", "-o", str(tmp_path / "r.md"), data_dir=tmp_path / "data")
+    assert done.returncode == 0 and (tmp_path / "r.md").read_text(encoding="utf-8") == "# Report\n"
 
 
 def test_a_session_file_nested_too_deeply_to_read_is_a_clear_error(cli, tmp_path):

@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TextIO
 
-from .output import EXIT_INTERRUPTED, json_text
+from .output import EXIT_INTERRUPTED, err, json_text
 from .output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
 
 
@@ -49,11 +49,18 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     failed = 0
     reports: dict[int, str] = {}  # input position -> report, for -o FILE.md (every question, in input order)
 
+    unwritable: list[str] = []  # the report file's write error, said once
+
     def keep_report(i: int, text: str) -> None:
         if getattr(args, "output", None):
             with lock:
                 reports[i] = text
-                write_reports(args.output, [reports[k] for k in sorted(reports)])
+                try:
+                    write_reports(args.output, [reports[k] for k in sorted(reports)])
+                except OSError as exc:
+                    if not unwritable:
+                        unwritable.append(str(exc))
+                        err(f"could not write {args.output}: {exc.strerror or exc}; the reports are still printed")
 
     def one(i: int, q: dict) -> dict:
         if q["error"]:

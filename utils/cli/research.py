@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from .output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err, out_json
-from .runner import make_runtime, new_session, one_shot, result_json, settings_or_exit, write_output
+from .runner import make_runtime, new_session, one_shot, output_problem, result_json, settings_or_exit, write_output
 
 RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
 
@@ -54,6 +54,10 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     settings = settings_or_exit(args)
+    problem = output_problem(args.output)
+    if problem:
+        err(problem)
+        return EXIT_USAGE
     stdin_tty = sys.stdin.isatty()
     question = " ".join(args.question).strip()
 
@@ -107,7 +111,10 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
         return EXIT_INTERRUPTED
     finally:
         ui.finish()
-    write_output(args.output, shared)
+    problem = write_output(args.output, shared)
     if args.json:
         out_json(result_json(shared))
+    if problem:
+        err(f"{problem}; the report stays in session {shared['session_id']} (sessions export)")
+        return EXIT_USAGE
     return EXIT_OK

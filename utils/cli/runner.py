@@ -3,6 +3,9 @@ the JSON record of a result, and the report file."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from ..sessions import write_text_atomic
 from .output import EXIT_USAGE, err
 
@@ -78,9 +81,30 @@ def new_session(rt, query: str) -> dict:
     return shared
 
 
-def write_output(path: str | None, shared: dict) -> None:
+def output_problem(path: str | None) -> str | None:
+    """Why the report file ``-o PATH`` could not be written, or None: checked before any research,
+    so that a long run does not end on a path that was never usable."""
+    if not path:
+        return None
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        return f"-o {path} is a folder; give a file name, e.g. -o {target / 'report.md'}"
+    if not folder.is_dir():
+        return f"-o {path}: the folder {folder} does not exist; create it or give another path"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"-o {path}: cannot write in the folder {folder}; give another path"
+    return None
+
+
+def write_output(path: str | None, shared: dict) -> str | None:
+    """Write the session's report to ``path`` (if both exist); a one-line error instead of raising."""
     if path and shared.get("final_answer"):
-        write_text_atomic(path, shared["final_answer"])
+        try:
+            write_text_atomic(path, shared["final_answer"])
+        except OSError as exc:
+            return f"could not write {path}: {exc.strerror or exc}"
+    return None
 
 
 def write_reports(path: str, reports: list[str]) -> None:

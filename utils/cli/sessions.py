@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from ..errors import SessionNotFound
     from ..sessions import SessionStore
-    from .runner import settings_or_exit, write_output
+    from .runner import output_problem, settings_or_exit, write_output
 
     settings = settings_or_exit(args)
 
@@ -57,7 +57,10 @@ def main(argv: list[str]) -> int:
         if not shared.get("final_answer"):
             err("this session has no report yet; resume it first")
             return EXIT_FAILED
-        write_output(args.output, shared)
+        problem = output_problem(args.output) or write_output(args.output, shared)
+        if problem:
+            err(problem)
+            return EXIT_USAGE
         err(f"wrote {args.output}")
         return EXIT_OK
     except SessionNotFound as exc:
