@@ -18,6 +18,7 @@ from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
+from .utils.text import valid_text
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
 REPORT_GRACE_S = 15.0  # at most this (and a quarter of --time-limit) for an LLM report once time is spent
@@ -529,7 +530,7 @@ class HumanFeedback(SleuthNode):
         if self.rt.feedback is None:
             return None
         text = self.rt.feedback(prep)
-        text = " ".join((text or "").split())
+        text = " ".join(valid_text(text or "").split())
         if not text or text.lower() in {"done", "/done", "/quit", "quit", "exit"}:
             return None
         s = self.rt.settings

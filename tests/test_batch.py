@@ -118,6 +118,24 @@ def test_batch_output_file_keeps_every_report_in_input_order(tmp_path):
     assert "## Answer" in text.split("\n---\n")[0]  # a real report, not a stub
 
 
+def test_a_line_with_bytes_that_are_not_utf8_is_researched_not_an_error(tmp_path):
+    from sleuth.flow import run_flow
+    from sleuth.utils.cli import batch
+    from sleuth.utils.config import Settings
+
+    settings = Settings(engine="offline", data_dir=tmp_path, tools=("duckduckgo",), ddg_url="http://127.0.0.1:9/")
+    args = SimpleNamespace(jobs=1, unordered=False, quiet=True, output=None)
+    out = io.StringIO()
+    # how Python reads an undecodable byte on stdin, and a lone surrogate escaped in a JSON line
+    lines = 'Who wrote \udcff Dune?\n{"query": "When was \\ud800 Dune published?"}\n'
+    assert batch.run_batch(args, settings, run_flow, stdin=io.StringIO(lines), stdout=out) == 0
+    recs = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert [(r["query"], r["error"]) for r in recs] == [
+        ("Who wrote \ufffd Dune?", None),
+        ("When was \ufffd Dune published?", None),
+    ]
+
+
 def test_a_report_file_that_cannot_be_written_is_said_once_and_every_answer_still_printed(tmp_path, capsys):
     from sleuth.flow import run_flow
     from sleuth.utils.cli import batch

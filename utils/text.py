@@ -36,6 +36,16 @@ STOPWORDS = frozenset(
 QUESTION_WORDS = frozenset("what which who whom whose when where why how whether did does do is are was were".split())
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """Text a person gave (a question, feedback) as valid Unicode: a lone surrogate, which is how
+    Python reads bytes that are not UTF-8 in an argument or on stdin (or a "\\ud800" in a JSON
+    line), becomes U+FFFD, so the session can be saved and printed."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 def fold(text: str) -> str:
     """Lower-case and strip accents, so 'Café' and 'cafe' match: NFKD, then every combining mark dropped."""
     if text.isascii():  # nothing to decompose: the common case, ~20x faster

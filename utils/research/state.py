@@ -12,6 +12,8 @@ import secrets
 from datetime import UTC, datetime
 from typing import Literal, TypedDict
 
+from ..text import valid_text
+
 SCHEMA_VERSION = 1
 
 
@@ -133,7 +135,7 @@ def new_shared(
         created_at=ts,
         updated_at=ts,
         status="running",
-        original_query=query,
+        original_query=valid_text(query),
         settings=settings or {},
         engine=engine,
         iteration_count=0,
