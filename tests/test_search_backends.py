@@ -220,6 +220,28 @@ def test_searxng_answering_json_nested_too_deeply_to_read_hands_over(svc):
     ]
 
 
+def test_a_searxng_title_with_a_lone_surrogate_is_saved_with_the_session(svc, tmp_path):
+    # "\\ud800" is valid JSON but no character: Python reads it as a lone surrogate, which UTF-8 cannot hold
+    svc.searx_body = json.dumps({"results": SEARX_RESULTS}).replace("Searx A", "Searx \\ud800 A")
+
+    class Tools(FakeTools):
+        def __init__(self):
+            super().__init__()
+            self._search = svc.client(gemini=False, searx=True)
+
+    engine = ScriptedEngine([("search_duckduckgo", "llm agents"), ("send_to_hitl", "")])
+    rt = make_rt(engine, tmp_path, fake_tools=Tools())
+    shared = new_shared("What are LLM agents?", engine=engine.name)
+    run_flow(rt, shared, "query")
+    saved = json.loads((tmp_path / "sessions" / f"{shared['session_id']}.json").read_text(encoding="utf-8"))
+    assert saved["status"] == "done"
+    assert [s["title"] for s in saved["sources"]][:2] == ["Searx \ufffd A", "Searx B"]
+    from sleuth.utils.cli.runner import write_output  # the report file (-o) holds the same title
+
+    assert write_output(str(tmp_path / "report.md"), shared) is None
+    assert "Searx \ufffd A" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
 def test_searxng_with_no_results_hands_over(svc):
     out = svc.client(gemini=False, searx=True).search("duckduckgo", "zxqv")
     assert [(e["backend"], e["kind"]) for e in out.errors] == [("searxng", "no_results")]

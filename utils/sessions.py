@@ -11,13 +11,16 @@ import threading
 from pathlib import Path
 
 from .errors import SessionNotFound
+from .text import valid_text
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write the whole file or nothing (temp file, fsync, rename): a reader never sees half of it.
-    Sessions and report files (-o) are written this way."""
+    Sessions and report files (-o) are written this way. A lone surrogate, which UTF-8 cannot hold
+    (a "\\ud800" in a search API's JSON), is written as U+FFFD."""
+    text = valid_text(text)
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
