@@ -134,6 +134,19 @@ def test_reingesting_unchanged_files_adds_nothing(kb, corpus):
     assert kb.stats()["vectors"] == n
 
 
+def test_a_file_whose_name_is_not_utf8_is_ingested_with_the_rest(kb, tmp_path):
+    folder = tmp_path / "latin1"
+    folder.mkdir()
+    (folder / "plain.txt").write_text("Glaciers carve valleys as they move slowly downhill over centuries.")
+    with open(bytes(folder) + b"/caf\xe9.txt", "wb") as fh:  # a Latin-1 name, as old archives have
+        fh.write(b"Volcanoes erupt when magma rises through the crust and spills out as lava.")
+    report = kb.ingest_paths([folder])
+    assert (report.files_added, report.errors) == (2, [])
+    hit = kb.search("volcanoes magma lava", k=1)[0]
+    assert hit.source == str(folder.resolve() / "caf\ufffd.txt")  # the byte that is not UTF-8, marked
+    assert kb.ingest_paths([folder]).files_unchanged == 2
+
+
 def test_a_changed_file_replaces_its_old_chunks(kb, corpus):
     kb.ingest_paths([corpus])
     n = kb.count()

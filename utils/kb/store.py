@@ -50,7 +50,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..errors import EmbeddingMismatch, KBError
-from ..text import analyze
+from ..text import analyze, valid_text
 from . import sync
 from .bm25 import BM25
 from .chunking import chunk_size_for
@@ -355,7 +355,7 @@ class KnowledgeBase:
             pending, pending_words, replaced_pending, added_pending = [], 0, 0, 0
 
         for n, f in enumerate(files, 1):
-            source = str(f.resolve())
+            source = valid_text(str(f.resolve()))  # a file name that is not UTF-8 keeps U+FFFD for its bytes
             try:
                 title, text, data = read_file(f)
             except KBError as exc:
@@ -368,7 +368,7 @@ class KnowledgeBase:
                 if known == doc_hash:
                     report.files_unchanged += 1
                 else:
-                    pending.append(Doc(source, title.strip()[:300], text, "file", doc_hash))
+                    pending.append(Doc(source, valid_text(title.strip()[:300]), valid_text(text), "file", doc_hash))
                     pending_words += len(text.split())
                     if known is None:
                         added_pending += 1
@@ -394,7 +394,8 @@ class KnowledgeBase:
         """
         if source_type not in SOURCE_TYPES:
             raise KBError(f"unknown source_type {source_type!r}; choose from {', '.join(SOURCE_TYPES)}")
-        text = (text or "").strip()
+        # what UTF-8 cannot hold (a lone surrogate) is stored as U+FFFD
+        source, title, text = valid_text(source or ""), valid_text(title or ""), valid_text((text or "").strip())
         if not source or not text:
             return 0
         doc_hash = sha256_hex(" ".join(text.split()))
