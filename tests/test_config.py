@@ -55,6 +55,22 @@ def test_bad_values_give_clear_errors(argv, message, tmp_path, monkeypatch):
         load_settings(parse(argv))
 
 
+@pytest.mark.parametrize(
+    "var, value, message",
+    [
+        ("SLEUTH_EMBEDDING", "bogus", "unknown embedding 'bogus'"),
+        ("SLEUTH_TIME_LIMIT", "nan", "--time-limit is not a number"),
+        ("SLEUTH_CACHE_TTL", "NaN", "--cache-ttl is not a number"),
+        ("SLEUTH_CONFIDENCE", "nan", "--confidence is not a number"),
+    ],
+)
+def test_bad_environment_values_give_clear_errors(var, value, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ValueError, match=message):
+        load_settings(parse([]))
+
+
 def test_env_example_lists_every_variable():
     text = (ROOT / ".env.example").read_text()
     assert [v for v in ENV_VARS if v not in text] == []

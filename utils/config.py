@@ -7,10 +7,13 @@ the standard library, python-dotenv and platformdirs, so it is safe on the `--he
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
+
+EMBEDDINGS = ("hash", "minilm", "gemini")  # the knowledge base's embeddings (utils/kb/embeddings.py)
 
 CSE_END = date(2027, 1, 1)  # Google's announced end of the Custom Search JSON API
 ALL_TOOLS = ("duckduckgo", "google", "crawl", "kb")
@@ -156,7 +159,7 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     """Flags shared by every sub-command that touches state or the network."""
     parser.add_argument("--data-dir", help="folder for sessions, cache and KB (env SLEUTH_DATA_DIR)")
     parser.add_argument("--chroma-url", help="use a Chroma server, e.g. http://127.0.0.1:8000 (env SLEUTH_CHROMA_URL)")
-    parser.add_argument("--embedding", choices=["hash", "minilm", "gemini"], help="KB embedding (default hash)")
+    parser.add_argument("--embedding", choices=EMBEDDINGS, help="KB embedding (default hash)")
     parser.add_argument("--cache-ttl", type=float, help="cache lifetime in seconds (default 86400)")
     parser.add_argument("--no-cache", action="store_true", default=None, help="do not read or write the cache")
     parser.add_argument(
@@ -235,6 +238,8 @@ def load_settings(
     s.data_dir = ensure_data_dir(Path(dd).expanduser().absolute() if dd else default_data_dir())
     s.chroma_url = pick("chroma_url", "SLEUTH_CHROMA_URL", "") or ""
     s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "hash")
+    if s.embedding not in EMBEDDINGS:
+        raise ValueError(f"unknown embedding {s.embedding!r} (SLEUTH_EMBEDDING); choose from {', '.join(EMBEDDINGS)}")
     try:
         s.confidence = float(pick("confidence", "SLEUTH_CONFIDENCE", 0.7))
         s.max_iterations = int(pick("max_iterations", "SLEUTH_MAX_ITERATIONS", 8))
@@ -247,6 +252,10 @@ def load_settings(
         s.llm_timeout = float(pick("llm_timeout", "SLEUTH_LLM_TIMEOUT", 0.0))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bad numeric setting: {exc}") from exc
+    numbers = ("confidence", "time_limit", "cache_ttl", "crawl_interval", "max_cost", "llm_timeout")
+    for name in numbers:
+        if math.isnan(getattr(s, name)):
+            raise ValueError(f"bad numeric setting: --{name.replace('_', '-')} is not a number (nan)")
     if s.context_tokens and s.context_tokens < 512:
         raise ValueError("--context-tokens must be at least 512")
     if s.max_cost < 0 or s.llm_timeout < 0:

@@ -29,10 +29,10 @@ import threading
 from itertools import chain, repeat
 from urllib.parse import urlsplit
 
+from ..config import EMBEDDINGS  # the setting's values, owned by the config
 from ..errors import EmbeddingUnavailable
 from ..text import analyze
 
-EMBEDDINGS = ("hash", "minilm", "gemini")
 HASH_DIM = 1024
 GEMINI_MODEL = "gemini-embedding-001"
 GEMINI_DIM = 768
