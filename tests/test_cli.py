@@ -121,7 +121,9 @@ def test_a_report_path_that_cannot_be_written_is_refused_before_any_research(cli
 def test_exporting_a_session_to_a_folder_is_a_clear_error(cli, tmp_path):
     sessions = tmp_path / "data" / "sessions"
     sessions.mkdir(parents=True)
-    (sessions / "s1.json").write_text(json.dumps({"session_id": "s1", "final_answer": "# Report\n"}), encoding="utf-8")
+    (sessions / "s1.json").write_text(
+        json.dumps({"session_id": "s1", "original_query": "Q?", "final_answer": "# Report\n"}), encoding="utf-8"
+    )
     proc = cli("sessions", "export", "s1", "-o", str(tmp_path), data_dir=tmp_path / "data")
     assert proc.returncode == 2 and "is a folder" in proc.stderr and "Traceback" not in proc.stderr
     done = cli("sessions", "export", "s1", "-o", str(tmp_path / "r.md"), data_dir=tmp_path / "data")
@@ -138,6 +140,27 @@ def test_a_question_and_feedback_with_bytes_that_are_not_utf8_are_researched_and
     saved = json.loads((data / "sessions" / f"{sid}.json").read_text(encoding="utf-8"))
     assert saved["original_query"] == "Who wrote \ufffd Dune?"  # the undecodable byte, marked
     assert [f["text"] for f in saved["feedback_history"]] == ["look again \ufffd"]
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ("[]", "it holds a JSON array, not an object"),
+        ('{"status": "running"}', 'it has no "session_id" and "original_query"'),
+        ('{"session_id": "bad1", "original_query": "Q?", "sources": "none"}', '"sources" should be a JSON array'),
+    ],
+)
+def test_a_file_that_is_not_a_session_is_a_clear_error_and_left_out_of_the_list(cli, tmp_path, content, why):
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "bad1.json").write_text(content, encoding="utf-8")
+    (sessions / "good1.json").write_text(json.dumps({"session_id": "good1", "original_query": "Q?"}), encoding="utf-8")
+    for args in (("sessions", "show", "bad1"), ("--tools", "kb", "--resume", "bad1")):
+        proc = cli(*args, data_dir=tmp_path / "data")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert "bad1.json is not a Sleuth session" in proc.stderr and why in proc.stderr
+    listed = cli("sessions", "list", data_dir=tmp_path / "data")
+    assert listed.returncode == 0 and "good1" in listed.stdout and "bad1" not in listed.stdout
 
 
 def test_a_session_file_nested_too_deeply_to_read_is_a_clear_error(cli, tmp_path):

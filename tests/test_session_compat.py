@@ -39,3 +39,12 @@ def test_an_old_session_takes_feedback_and_researches_again(cli, tmp_path):
     assert out["session_id"] == SID and out["answer"]
     after = json.loads((data / "sessions" / f"{SID}.json").read_text())
     assert len(after["reports"]) == 3 and after["feedback_history"][-1]["text"] == "what is the confidence threshold?"
+
+
+def test_a_trimmed_session_file_is_completed_with_defaults():
+    from sleuth.utils.research.state import restored
+
+    shared = restored({"session_id": "s1", "original_query": "Q?", "sources": None, "elapsed_ms": 12.5})
+    assert shared["session_id"] == "s1" and shared["original_query"] == "Q?"
+    assert shared["sources"] == [] and shared["token_usage"]["total"] == 0  # null and missing: defaults
+    assert shared["elapsed_ms"] == 12.5  # a number is a number

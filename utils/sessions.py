@@ -62,19 +62,27 @@ class SessionStore:
             if len(matches) != 1:
                 raise SessionNotFound(f"no session {session_id!r} in {self.dir}")
             p = matches[0]
+        from .research.state import restored
+
         try:
-            return json.loads(p.read_text(encoding="utf-8"))
+            return restored(json.loads(p.read_text(encoding="utf-8")))
         except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
             raise SessionNotFound(f"session file {p} is unreadable: {exc}") from exc
+        except ValueError as exc:
+            raise SessionNotFound(f"session file {p} is not a Sleuth session: {exc}") from exc
 
     def list(self) -> list[dict]:
+        """The saved sessions, newest first; files that are not sessions are left out
+        (`sessions show ID` says what is wrong with one)."""
+        from .research.state import restored
+
         out = []
         if not self.dir.is_dir():
             return out
         for p in self.dir.glob("*.json"):
             try:
-                d = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError, RecursionError):
+                d = restored(json.loads(p.read_text(encoding="utf-8")))
+            except (OSError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
                 continue
             out.append(
                 {

@@ -164,6 +164,31 @@ def new_shared(
     )
 
 
+def restored(data: object) -> Shared:
+    """A saved session as a whole shared store. Fields an older (or hand-edited) file lacks take
+    their defaults; a file that is not a session, or a field of the wrong kind, raises ValueError
+    naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError(f"it holds a JSON {_json_kind(data)}, not an object")
+    query, session_id = data.get("original_query"), data.get("session_id")
+    if not isinstance(query, str) or not isinstance(session_id, str) or not session_id:
+        raise ValueError('it has no "session_id" and "original_query"')
+    shared = new_shared(query, session_id=session_id)
+    for key, value in data.items():
+        default = shared.get(key)
+        if value is None and default is not None:
+            continue  # a null where a value belongs keeps the default
+        if default is not None and _json_kind(value) != _json_kind(default):
+            raise ValueError(f'its "{key}" should be a JSON {_json_kind(default)}, not a {_json_kind(value)}')
+        shared[key] = value
+    return shared
+
+
+def _json_kind(value: object) -> str:
+    kinds = {bool: "true/false", int: "number", float: "number", str: "string", list: "array", dict: "object"}
+    return next((name for t, name in kinds.items() if isinstance(value, t)), "null")
+
+
 def add_source(
     shared: Shared,
     *,
