@@ -338,6 +338,12 @@ def test_redirect_loop_is_stopped(site):
     assert site.count("/a") == 1 and site.count("/b") == 1
 
 
+def test_a_redirect_to_an_address_that_cannot_be_parsed_is_named_as_such(site):
+    site.routes["/a"] = lambda req: send(req, 302, "", headers={"Location": "http://[::1"})
+    res = make().fetch(site.url("/a"))
+    assert res.error_kind == "invalid_url" and res.error.startswith(f"bad redirect Location from {site.url('/a')}")
+
+
 def test_too_many_redirects(site):
     def hop(req):
         n = int(req.path.rsplit("/", 1)[1])

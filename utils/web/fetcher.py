@@ -328,11 +328,12 @@ class Fetcher:
                 resp.close()
                 try:
                     nxt = _drop_fragment(urljoin(current, location.strip()))
+                    scheme = urlsplit(nxt).scheme.lower()  # ValueError for "http://[::1" too
                 except ValueError:
                     raise FetchError(
                         "invalid_url", f"bad redirect Location {location!r}", final_url=current, status=resp.status_code
                     ) from None
-                if urlsplit(nxt).scheme.lower() not in ("http", "https"):
+                if scheme not in ("http", "https"):
                     raise FetchError(
                         "invalid_url",
                         f"redirect to unsupported URL {nxt!r}",
@@ -376,6 +377,8 @@ class Fetcher:
                 ) from None
             except requests.exceptions.InvalidURL as exc:
                 raise FetchError("invalid_url", f"invalid URL {url!r}: {exc}", final_url=url) from None
+            except ValueError as exc:  # requests reads a redirect's Location even when not following it
+                raise FetchError("invalid_url", f"bad redirect Location from {url}: {exc}", final_url=url) from None
             except requests.exceptions.RequestException as exc:
                 raise FetchError("network", f"network error for {url}: {_short(exc)}", final_url=url) from None
             status = resp.status_code
