@@ -412,6 +412,15 @@ def test_a_page_that_leaves_a_div_open_per_item_is_read_to_the_end():
     assert extract(html).text == f"{P1}\n\n{P2}\n\n{P3}"
 
 
+@pytest.mark.parametrize("tag", ["font", "div"])
+def test_a_page_nested_past_the_parsers_limit_is_still_read_to_the_end(tag):
+    # 3,000 guestbook entries that each leave an element open nest deeper than libxml2 goes (2,048)
+    entry = "we stayed three nights at the harbour inn and would gladly come back again next summer."
+    html = "<html><body>" + "".join(f"<{tag}>Entry {i}: {entry}" for i in range(3000)) + f"<p>{P1}</p></body></html>"
+    text = extract(html).text
+    assert text.startswith(f"Entry 0: {entry}") and f"Entry 2999: {entry}" in text and text.endswith(P1)
+
+
 LEAKED_SCRIPT = (
     "var ads = window.ads || []; function show(slot) { if (slot) { return ads.push(slot); } return 0; } "
     "if (document.cookie) { show(document.cookie.length); }"

@@ -102,8 +102,32 @@ _BODY_TAG_RE = re.compile(r"<body\b", re.I)
 _TITLE_MAX = 1000  # a title longer than this is the rest of the page, read as title text
 
 
+# Past libxml2's nesting limit (2,048 levels even with huge_tree) the parser stops and the rest of the
+# page is lost: a page that leaves an element open per line or per item (<font>, <div>) can get there.
+# Then the page is parsed again with its inline tags taken out, and if that is not enough, with its
+# boxes turned into paragraph breaks: flatter, but with every word.
+_INLINE_TAGS_RE = re.compile(
+    r"</?(?:font|span|b|i|u|s|em|strong|small|big|tt|strike|sub|sup|mark|cite|abbr|q)\b[^>]*>", re.I
+)
+_BOX_TAGS_RE = re.compile(
+    r"</?(?:div|section|article|main|aside|header|footer|nav|center|blockquote|table|thead|tbody|tfoot|tr|td|th"
+    r"|form|fieldset|ul|ol|li|dl|dt|dd)\b[^>]*>",
+    re.I,
+)
+
+
+def _too_deep() -> bool:
+    """The last parse stopped at the nesting limit."""
+    return any(e.message.startswith("Excessive depth") for e in _parser().error_log)
+
+
 def _parse(text: str):
     root = _parse_once(text)
+    for tags, replacement in ((_INLINE_TAGS_RE, ""), (_BOX_TAGS_RE, "<p>")):
+        if root is None or not _too_deep():
+            break
+        text = tags.sub(replacement, text)
+        root = _parse_once(text)
     if root is not None and root.find("body") is None and (_BODY_TAG_RE.search(text) or _long_title(root)):
         # A <title> the page never closes swallows the rest of it as title text (the parser reads a
         # title as raw text up to "</title>"): close it at the end of its first line and parse again.
