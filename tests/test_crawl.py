@@ -361,7 +361,7 @@ def test_too_many_redirects(site):
 @pytest.mark.parametrize(
     "url, fragment",
     [
-        ("http://127.0.0.1/", "loopback"),
+        ("http://127.0.0.1/", "is a loopback address"),
         ("http://localhost:8080/admin", "loopback"),
         ("http://[::1]/", "loopback"),
         ("http://[::ffff:127.0.0.1]/", "loopback"),
@@ -370,7 +370,7 @@ def test_too_many_redirects(site):
         ("http://169.254.169.254/latest/meta-data/", "link-local"),
         ("http://[fe80::1]/", "link-local"),
         ("http://224.0.0.1/", "multicast"),
-        ("http://0.0.0.0/", "unspecified"),
+        ("http://0.0.0.0/", "is an unspecified address"),
         ("http://100.64.0.1/", "non-public"),
         ("ftp://example.com/file", "scheme"),
         ("file:///etc/passwd", "scheme"),

@@ -52,7 +52,7 @@ def ip_refusal(ip: str) -> str | None:
                     return why
     for attr, label in _IP_CLASSES:
         if getattr(addr, attr, False):
-            return f"a {label} address"
+            return f"{'an' if label[0] in 'aeiou' else 'a'} {label} address"
     if not addr.is_global:
         return "a non-public address"
     return None
