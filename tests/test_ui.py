@@ -72,3 +72,16 @@ def test_live_panel_escapes_web_text_and_fits_a_narrow_terminal():
     text = buf.getvalue()
     assert "\x1b]0;" not in text and "\x07" not in text and "[bold red]FAKE" in text
     assert all(len(line) <= 40 for line in console.export_text().splitlines())
+
+
+def test_save_writes_the_report_and_says_why_it_cannot(tmp_path, monkeypatch):
+    out = io.StringIO()
+    ui = PlainUI(err=io.StringIO(), out=out)
+    answers = iter([f"/save {tmp_path / 'r.md'}", f"/save {tmp_path}", f"/save {tmp_path / 'gone' / 'r.md'}", ""])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert ui.ask_feedback({"report": "# Report on \ud800 pages\n"}) is None
+    said = out.getvalue().splitlines()
+    assert said[0] == f"saved {tmp_path / 'r.md'}"
+    assert (tmp_path / "r.md").read_text(encoding="utf-8") == "# Report on \ufffd pages\n"  # UTF-8 cannot hold \ud800
+    assert said[1].startswith(f"could not save {tmp_path}: ")
+    assert said[2] == f"could not save {tmp_path / 'gone' / 'r.md'}: No such file or directory"

@@ -106,12 +106,13 @@ class PlainUI:
                 if not path:
                     print("usage: /save FILE.md", file=self.out)
                     continue
+                from ..sessions import write_text_atomic  # whole file or nothing, as -o writes it
+
                 try:
-                    with open(path, "w", encoding="utf-8") as fh:
-                        fh.write(prep.get("report") or "")
-                    print(f"saved {path}", file=self.out)
+                    write_text_atomic(path, prep.get("report") or "")
+                    print(f"saved {safe_text(path)}", file=self.out)
                 except OSError as exc:
-                    print(f"could not save: {exc}", file=self.out)
+                    print(f"could not save {safe_text(path)}: {exc.strerror or exc}", file=self.out)
                 continue
             if line.startswith("/"):
                 print(f"unknown command {line.split()[0]}", file=self.out)
