@@ -83,6 +83,14 @@ def test_all_ok_exits_0_and_prints_title_url_and_text(site, data_dir, capsys):
     assert "Cite your sources." in "\n".join(rest)
 
 
+def test_a_page_with_no_text_says_so_on_stderr(site, data_dir, capsys):
+    site.routes["/blob"] = lambda req: send(req, 200, bytes(range(256)) * 40, "text/html")
+    code = fetch_cli.main([site.url("/blob"), "--allow-private-hosts", "--data-dir", str(data_dir)])
+    out, err = capsys.readouterr()
+    assert code == 0 and out.splitlines() == [f"== {site.url('/blob')}", ""]
+    assert err == f"sleuth fetch: {site.url('/blob')}: no text found on the page\n"
+
+
 def test_robots_are_obeyed_unless_ignored(site, data_dir, capsys):
     code = fetch_cli.main([site.url("/members"), "--json", "--allow-private-hosts", "--data-dir", str(data_dir)])
     assert code == 1 and lines(capsys.readouterr().out)[0]["error_kind"] == "robots"

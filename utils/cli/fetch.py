@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             out(header)
             if res.text:
                 out(res.text.rstrip())
+            else:  # fetched, but nothing reads as text (an image page, binary data served as HTML)
+                out(f"{PROG}: {res.url}: no text found on the page", stream=sys.stderr)
             out()
     sys.stdout.flush()
     return 1 if failed else 0
