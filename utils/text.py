@@ -40,9 +40,10 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:
-    """Text a person gave (a question, feedback) as valid Unicode: a lone surrogate, which is how
-    Python reads bytes that are not UTF-8 in an argument or on stdin (or a "\\ud800" in a JSON
-    line), becomes U+FFFD, so the session can be saved and printed."""
+    """Text that UTF-8 can hold: a lone surrogate becomes U+FFFD. That is how Python reads bytes that
+    are not UTF-8 in an argument, on stdin or in a file name, and what a "\\ud800" in JSON (a batch
+    line, a search API's answer) becomes. Used where a question or feedback enters the session, in
+    every file write and in what the knowledge base stores."""
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
