@@ -49,9 +49,10 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     failed = 0
     reports: dict[int, str] = {}  # input position -> report, for -o FILE.md (every question, in input order)
 
-    unwritable: list[str] = []  # the report file's write error, said once
+    unwritable = False  # the report file could not be written (said once)
 
     def keep_report(i: int, text: str) -> None:
+        nonlocal unwritable
         if getattr(args, "output", None):
             with lock:
                 reports[i] = text
@@ -59,7 +60,7 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
                     write_reports(args.output, [reports[k] for k in sorted(reports)])
                 except OSError as exc:
                     if not unwritable:
-                        unwritable.append(str(exc))
+                        unwritable = True
                         err(f"could not write {args.output}: {exc.strerror or exc}; the reports are still printed")
 
     def one(i: int, q: dict) -> dict:
