@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import threading
 from email.utils import formatdate
 
@@ -101,6 +102,23 @@ def test_plain_text_is_returned_as_is(site):
     site.routes["/notes.txt"] = lambda req: send(req, 200, "line one\nline two\n", "text/plain")
     res = make().fetch(site.url("/notes.txt"))
     assert res.error is None and res.text == "line one\nline two" and res.content_type == "text/plain"
+
+
+def test_plain_text_and_pdf_titles_come_out_composed_like_html(site):
+    """A plain-text page or a PDF written with combining accents (as macOS writes file names) reads
+    as the same characters an HTML page gives, so a copied quote or a search for it matches."""
+    notes = "Cafe\u0301 cre\u0300me\n".encode()
+    site.routes["/notes.txt"] = lambda req: send(req, 200, notes, "text/plain; charset=utf-8")
+    assert make().fetch(site.url("/notes.txt")).text == "Caf\u00e9 cr\u00e8me"
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=612, height=792)
+    writer.add_metadata({"/Title": "Re\u0301sume\u0301 notes"})
+    buf = io.BytesIO()
+    writer.write(buf)
+    site.routes["/cv.pdf"] = lambda req: send(req, 200, buf.getvalue(), "application/pdf")
+    assert make().fetch(site.url("/cv.pdf")).title == "R\u00e9sum\u00e9 notes"
 
 
 def test_pdf_text_and_title_are_extracted(site):

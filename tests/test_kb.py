@@ -107,6 +107,16 @@ def test_html_is_reduced_to_its_main_text_and_pdf_keeps_its_title(kb, corpus):
     assert kb.search("sourdough", k=1)[0].title == "Sourdough baking"  # markdown heading
 
 
+def test_a_decomposed_file_name_and_text_are_stored_composed(kb, tmp_path):
+    """macOS writes file names with combining accents; what the KB stores and shows is composed, as
+    a page read from the web is, so both read as the same characters."""
+    note = tmp_path / "Cafe\u0301 notes.txt"
+    note.write_text("The cafe\u0301 opened in 1921 beside the harbour.\n", encoding="utf-8")
+    kb.ingest_paths([tmp_path])
+    hit = kb.search("cafe harbour 1921", k=1)[0]
+    assert hit.title == "Caf\u00e9 notes" and "caf\u00e9 opened" in hit.text
+
+
 def test_hits_carry_scores_and_metadata(kb, corpus):
     kb.ingest_paths([corpus])
     hits = kb.search("volcano eruption ash cloud Iceland", k=4)

@@ -47,6 +47,14 @@ def valid_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+def composed(text: str) -> str:
+    """Text in Unicode's composed form (NFC): an accented letter written as a letter plus a combining
+    accent becomes one character, as most text, queries and search indexes have it. The one place
+    where what is read (a page, a plain-text or PDF document, a file the knowledge base ingests) is
+    put in that form."""
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
 def fold(text: str) -> str:
     """Lower-case and strip accents, so 'Café' and 'cafe' match: NFKD, then every combining mark dropped."""
     if text.isascii():  # nothing to decompose: the common case, ~20x faster

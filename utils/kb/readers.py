@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import KBError, PdfUnreadable
+from ..text import composed
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def read_file(path: Path) -> tuple[str, str, bytes]:
         data = path.read_bytes()
     except OSError as exc:
         raise KBError(f"cannot read: {exc.strerror or exc}") from exc
-    title, text = _READERS[kind](data, path)
+    title, text = map(composed, _READERS[kind](data, path))  # a file name from macOS is decomposed
     if not text.strip():
         raise KBError("no text found" + (" (a scanned PDF without a text layer?)" if kind == "pdf" else ""))
     return title, text, data

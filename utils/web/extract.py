@@ -38,10 +38,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
+from ..text import composed
 from .decode import decode_body
 from .extract_meta import declared_body, jsonld, meta_map, out_links, published_date, title_of
 from .extract_score import main_text
@@ -181,12 +181,6 @@ def _title_and_links(root, title: str) -> str:
     return "\n\n".join(([title] if title else []) + lines) if lines else ""
 
 
-def _nfc(text: str) -> str:
-    """Text in Unicode's composed form (NFC): an accented letter written as a letter plus a combining
-    accent becomes one character, as most text, queries and search indexes have it."""
-    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
-
-
 def extract(html: str | bytes, url: str = "") -> Extracted:
     """Extract title, published date (ISO), main text and absolute out-links from an HTML page.
 
@@ -220,7 +214,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         description = next((meta[k] for k in _DESCRIPTION_KEYS if meta.get(k)), "")
         text = declared_if_missed(better_of(ours, html, url, rejected, doubts, description), declared)
         text = text or _title_and_links(root, title)
-        return Extracted(title=_nfc(title), published=published, text=_nfc(text), links=links)
+        return Extracted(title=composed(title), published=published, text=composed(text), links=links)
     except Exception:  # noqa: BLE001 - untrusted input must never crash the crawler
         log.warning("extraction failed for %s", url or "<html>", exc_info=True)
         return Extracted()

@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ..errors import FetchError
+from ..text import composed
 from ..urls import normalize_url
 from .cache import Cache
 from .decode import codec_name as _codec
@@ -433,7 +434,7 @@ class Fetcher:
                 result.title, result.published, result.text = pdf.title, pdf.published, pdf.text
             elif kind == "text":
                 result.text, _ = decode_body(body, charset, html=False)
-                result.text = result.text.strip()
+                result.text = composed(result.text.strip())
             else:
                 html, _ = decode_body(body, charset, html=True)
                 self._extract_html(result, html, body, final_url)

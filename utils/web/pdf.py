@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 
 from ..errors import PdfUnreadable
+from ..text import composed
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,8 @@ def read_pdf(data: bytes) -> PdfText:
     except Exception as exc:  # noqa: BLE001 - pypdf raises many types for malformed files
         raise PdfUnreadable(f"not a readable PDF ({exc})") from exc
     title, published = _metadata(reader)
-    text = "\n\n".join(t.strip() for t in texts if t and t.strip())
-    return PdfText(title, published, text, n_pages, n_pages > MAX_PAGES)
+    text = composed("\n\n".join(t.strip() for t in texts if t and t.strip()))
+    return PdfText(composed(title), published, text, n_pages, n_pages > MAX_PAGES)
 
 
 def _metadata(reader) -> tuple[str, str | None]:
