@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from conftest import web_env
 from test_kb import write_corpus
 
@@ -26,6 +27,27 @@ def test_ingest_notes_and_pdfs_then_get_a_cited_answer_offline(cli, tmp_path):
     assert "chloroplasts" in data["answer"]
     cited = cited_sources(data)
     assert cited and cited[0]["kind"] == "internal" and cited[0]["url"].endswith("photosynthesis.pdf")
+
+
+@pytest.mark.parametrize("history", [0, 40], ids=["short-note", "long-note"])
+def test_a_markdown_table_is_no_answer_sentence(cli, tmp_path, history):
+    """A note's table shares the question's words, but a run of table cells is no sentence to quote:
+    the answer is the note's prose (in a note of one chunk, and in a longer one)."""
+    note = tmp_path / "stopping.md"
+    note.write_text(
+        "# History\n\n"
+        + " ".join(f"Version {i} of the tool was released in spring with a new logo." for i in range(history))
+        + "\n\n# Stopping\n\n"
+        "| setting | default | when the research stops |\n| --- | --- | --- |\n"
+        "| `--confidence` | 0.7 | research stops when confidence reaches it. Then |\n"
+        "| `--max-iterations` | 8 | research stops after this many steps |\n\n"
+        "The research stops when its confidence reaches the threshold or its step budget is spent.\n",
+        encoding="utf-8",
+    )
+    assert cli("kb", "ingest", str(note)).returncode == 0
+    data = json.loads(cli("--json", "--tools", "kb", "When does the research stop?").stdout)
+    assert "confidence reaches the threshold or its step budget is spent" in data["answer"]
+    assert "|" not in data["answer"]
 
 
 def test_research_memory_across_runs(cli, web):

@@ -126,13 +126,20 @@ def analyze(text: str) -> list[str]:
     return list(filter(None, map(_terms.__getitem__, tokenize(text))))
 
 
+# A paragraph ends at a blank line, and before a line that starts a list item, a heading or a table
+# row: a note's table is rows, not one sentence run together from its cells.
+_PARA_BREAK = re.compile(r"\n\s*\n|\n(?=[-*•#|])")
+
+
+def paragraphs(text: str) -> list[str]:
+    """The text's paragraphs (list items, headings and table rows each one of their own), single-spaced."""
+    return [p for p in (" ".join(part.split()) for part in _PARA_BREAK.split(text)) if p]
+
+
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; keeps abbreviations like 'Dr.' attached."""
     out: list[str] = []
-    for para in re.split(r"\n\s*\n|\n(?=[-*•#])", text):
-        para = " ".join(para.split())
-        if not para:
-            continue
+    for para in paragraphs(text):
         parts = _SENT_SPLIT.split(para)
         buf = ""
         for part in parts:

@@ -10,15 +10,14 @@ rather than left as a tiny chunk that would rank on a handful of words.
 sentence), so a caller can analyse each piece once although the overlap repeats it in two
 chunks (the knowledge base does: ~25% less text to analyse).
 
-Standard library only (uses utils.text.split_sentences).
+Standard library only (uses utils.text.paragraphs and split_sentences).
 """
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
-from ..text import split_sentences
+from ..text import paragraphs, split_sentences
 
 PIECE_SEP = "\n\n"  # between the sentences of a chunk: headings, list items and paragraphs stay apart
 TARGET_WORDS = 220
@@ -85,7 +84,7 @@ def chunk_spans(
     max_words = max(max_words, target_words)
     head = text.split(None, target_words)  # stops early: no need to split a long text just to count
     if len(head) <= target_words:  # one chunk: no need to find sentences, but keep its paragraphs
-        paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+        paras = paragraphs(text)
         return ([PIECE_SEP.join(paras)], [(0, 1)]) if paras else ([], [])
     pieces, sizes = _pieces(text, max_words)
     spans: list[tuple[int, int]] = []
