@@ -50,6 +50,18 @@ def test_a_markdown_table_is_no_answer_sentence(cli, tmp_path, history):
     assert "|" not in data["answer"]
 
 
+def test_a_list_item_is_quoted_without_its_marker(cli, tmp_path):
+    note = tmp_path / "kiln.md"
+    note.write_text(
+        "# Kiln notes\n\n- Stoneware is fired in the kiln at about 1,250 degrees Celsius.\n"
+        "- Glaze goes on after the bisque firing.\n",
+        encoding="utf-8",
+    )
+    assert cli("kb", "ingest", str(note)).returncode == 0
+    data = json.loads(cli("--json", "--tools", "kb", "At what temperature is stoneware fired in the kiln?").stdout)
+    assert data["answer"].startswith("Stoneware is fired in the kiln at about 1,250 degrees Celsius. [1]")
+
+
 def test_research_memory_across_runs(cli, web):
     env = web_env(web)
     q = "Were Scott Derrickson and Ed Wood of the same nationality?"

@@ -26,6 +26,7 @@ MAX_CRAWL_PER_STEP = 3
 MIN_SCORE = 0.25
 BRIDGE_FROM = 3  # the best facts whose named documents keep their opening sentence
 
+_BULLET = re.compile(r"^[-*•+]\s+")  # a list item's marker, which is not part of what it says
 _ENTITY = re.compile(
     r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
 )
@@ -184,6 +185,7 @@ class OfflineEngine:
             # the question's words it shares: it says what the named thing is.
             named = opens and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
             for i, sent in enumerate(split_sentences(it.get("text", ""))):
+                sent = _BULLET.sub("", sent)
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
                 terms = term_set(sent) | (title_terms if about_subject(sent, opens and i == 0) else set())
