@@ -58,8 +58,11 @@ def test_a_list_item_is_quoted_without_its_marker(cli, tmp_path):
         encoding="utf-8",
     )
     assert cli("kb", "ingest", str(note)).returncode == 0
-    data = json.loads(cli("--json", "--tools", "kb", "At what temperature is stoneware fired in the kiln?").stdout)
+    q = "At what temperature is stoneware fired in the kiln?"
+    data = json.loads(cli("--json", "--tools", "kb", q).stdout)
     assert data["answer"].startswith("Stoneware is fired in the kiln at about 1,250 degrees Celsius. [1]")
+    report = cli("--tools", "kb", "--resume", data["session_id"]).stdout  # the report with its sources
+    assert "> \u201cStoneware is fired in the kiln" in report  # the quoted passage, without its bullet
 
 
 def test_research_memory_across_runs(cli, web):

@@ -136,6 +136,15 @@ def paragraphs(text: str) -> list[str]:
     return [p for p in (" ".join(part.split()) for part in _PARA_BREAK.split(text)) if p]
 
 
+_LIST_MARKER = re.compile(r"^[-*•+]\s+")
+
+
+def without_marker(sentence: str) -> str:
+    """A list item's sentence without its bullet ("- ", "* ", "• "), which is not part of what it says:
+    the one rule for an answer's facts and a source's quoted passage."""
+    return _LIST_MARKER.sub("", sentence, count=1)
+
+
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; keeps abbreviations like 'Dr.' attached."""
     out: list[str] = []

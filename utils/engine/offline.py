@@ -14,7 +14,17 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from ..research.feedback import feedback_terms
-from ..text import STOPWORDS, bare_title, content_terms, fold, normalize_query, split_sentences, stem, term_set
+from ..text import (
+    STOPWORDS,
+    bare_title,
+    content_terms,
+    fold,
+    normalize_query,
+    split_sentences,
+    stem,
+    term_set,
+    without_marker,
+)
 from .base import EngineResult
 from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
 from .verdict import verdict
@@ -26,7 +36,6 @@ MAX_CRAWL_PER_STEP = 3
 MIN_SCORE = 0.25
 BRIDGE_FROM = 3  # the best facts whose named documents keep their opening sentence
 
-_BULLET = re.compile(r"^[-*•+]\s+")  # a list item's marker, which is not part of what it says
 _ENTITY = re.compile(
     r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
 )
@@ -185,7 +194,7 @@ class OfflineEngine:
             # the question's words it shares: it says what the named thing is.
             named = opens and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
             for i, sent in enumerate(split_sentences(it.get("text", ""))):
-                sent = _BULLET.sub("", sent)
+                sent = without_marker(sent)
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
                 terms = term_set(sent) | (title_terms if about_subject(sent, opens and i == 0) else set())

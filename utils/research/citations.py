@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..text import STOPWORDS, content_terms, split_sentences, stem, tokenize
+from ..text import STOPWORDS, content_terms, split_sentences, stem, tokenize, without_marker
 
 EXCERPT_CHARS = 6000  # text kept per source from one tool result (what an LLM analyzer is shown)
 EXCERPT_MAX = 9000  # per source in all, with the extracted sentences appended beyond the first window
@@ -156,7 +156,7 @@ def _quote(claim: str, text: _Text) -> str:
         s = len(want & got) - 0.001 * len(got)
         if s > best_s:
             best, best_s = sent, s
-    best = " ".join(best.split())
+    best = without_marker(" ".join(best.split()))
     return best if len(best) <= QUOTE_CHARS else best[: QUOTE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
