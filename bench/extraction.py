@@ -26,9 +26,14 @@ Measure: bag-of-words token precision / recall / F1 of the extracted text agains
 Compares utils.web.extract with trafilatura (defaults), readability-lxml (when installed) and a naive
 BeautifulSoup get_text(). Pages are sorted by id; every run prints F1 on the even and the odd half.
 
+``--variant`` runs our extractor with one of its settings changed, for a sensitivity audit (does a rule
+or a constant fit the pages it was developed on, rather than pages in general?): ``MODULE.NAME=VALUE``
+sets a numeric constant of ``utils/web/MODULE.py`` (``extract_score._BAD_LINK=0.6``), ``drop:WORD`` drops a
+boilerplate class word or prefix (``drop:caption``). Repeatable; only our extractor's numbers change.
+
 Usage (from the project root):
     .venv/bin/python bench/extraction.py [--dir DIR --format json|pairs|snippets|newspaper] [--pages N]
-        [--split all|even|odd] [--worst K] [--no-baselines]
+        [--split all|even|odd] [--worst K] [--no-baselines] [--variant SPEC ...]
 """
 
 from __future__ import annotations
@@ -276,6 +281,46 @@ def _mean(values: list[float]) -> float:
     return statistics.mean(values) if values else float("nan")
 
 
+def apply_variant(spec: str) -> tuple[str, Callable[[], None]]:
+    """Change one setting of our extractor (see --variant): what was changed, and how to undo it.
+    Raises ValueError naming what is wrong with the spec."""
+    import importlib
+
+    from sleuth.utils.web import extract_dom
+
+    if spec.startswith("drop:"):
+        word = spec[5:]
+        words, prefixes = extract_dom._BOILER_WORDS, extract_dom._BOILER_PREFIXES
+        if word not in words and word not in prefixes:
+            raise ValueError(f"{word!r} is not one of the boilerplate class words or prefixes")
+        extract_dom._BOILER_WORDS = frozenset(w for w in words if w != word)
+        extract_dom._BOILER_PREFIXES = tuple(p for p in prefixes if p != word)
+        extract_dom._class_cache.clear()  # class names already judged with the word
+
+        def undo() -> None:
+            extract_dom._BOILER_WORDS, extract_dom._BOILER_PREFIXES = words, prefixes
+            extract_dom._class_cache.clear()
+
+        return f"without the class word {word!r}", undo
+    target, sep, value = spec.partition("=")
+    module, _, name = target.rpartition(".")
+    if not sep or not module or not name:
+        raise ValueError(f"{spec!r} is not MODULE.NAME=VALUE or drop:WORD")
+    try:
+        mod = importlib.import_module(f"sleuth.utils.web.{module}")
+    except ImportError:
+        raise ValueError(f"no module utils/web/{module}.py") from None
+    old = getattr(mod, name, None)
+    if type(old) not in (int, float):
+        raise ValueError(f"{module}.{name} is not a numeric constant")
+    try:
+        new = type(old)(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a {type(old).__name__}, as {module}.{name} is") from None
+    setattr(mod, name, new)
+    return f"{module}.{name} = {new} (was {old})", lambda: setattr(mod, name, old)
+
+
 def ours(html: bytes, url: str) -> str:
     from sleuth.utils.web.extract import extract
 
@@ -315,7 +360,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("all", "even", "odd"), default="all", help="every other page")
     parser.add_argument("--worst", type=int, default=0, help="list the K worst pages of our extractor")
     parser.add_argument("--no-baselines", action="store_true", help="skip the other extractors")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="our extractor with MODULE.NAME=VALUE set, or without the class word drop:WORD (repeatable)",
+    )
     args = parser.parse_args(argv)
+    undo: list[Callable[[], None]] = []
+    try:
+        for spec in args.variant:
+            try:
+                said, restore = apply_variant(spec)
+            except ValueError as exc:
+                print(f"error: --variant {exc}", file=sys.stderr)
+                return 2
+            undo.append(restore)
+            print("variant: " + said)
+        return _run(args)
+    finally:
+        for restore in reversed(undo):
+            restore()
+
+
+def _run(args: argparse.Namespace) -> int:
     markers = {"json": "ground-truth.json", "pairs": "input", "snippets": "evaldata.json", "newspaper": "text"}
     marker = args.dir / markers[args.format]
     if not marker.exists():

@@ -80,3 +80,45 @@ def test_newspaper_sets_skip_the_notes_left_in_place_of_gold_text(tmp_path, caps
     assert out.startswith("2 pages from")
     # the even half is page a (F1 1), the odd half page d: precision 1, recall 67/72 (its 5 words left out)
     assert "(even 1.0000, odd 0.9640)" in out
+
+
+def test_a_variant_runs_our_extractor_with_one_setting_changed_for_that_run_only(tmp_path, capsys):
+    """--variant drop:WORD reads a box named with that class word as content; the next run, and every
+    later extraction in the process, has the word again."""
+    third = (
+        "Tickets bought for the old terminal stay valid for a year and can be used at the new one without any "
+        "change or extra fee, the authority said."
+    )
+    body = f"<p>{STORY}</p><p>{MORE}</p>" * 2
+    page = f"<html><body><article>{body}<div class='promo-box'><p>{third}</p></div></article></body></html>"
+    (tmp_path / "html").mkdir()
+    (tmp_path / "text").mkdir()
+    (tmp_path / "html" / "a.com1.html").write_text(page, encoding="utf-8")
+    (tmp_path / "text" / "a.com1.txt").write_text(f"{body}\n\n{third}".replace("<p>", "").replace("</p>", "\n\n"))
+    run = ["--dir", str(tmp_path), "--format", "newspaper", "--no-baselines"]
+    bench = _bench()
+    assert bench.main([*run, "--variant", "drop:promo"]) == 0
+    out = capsys.readouterr().out
+    assert "variant: without the class word 'promo'" in out and "F1=1.0000" in out
+    assert bench.main(run) == 0
+    assert "F1=1.0000" not in capsys.readouterr().out  # the box is furniture again
+
+    assert bench.main([*run, "--variant", "extract_score._BAD_LINK=0.6"]) == 0
+    assert "variant: extract_score._BAD_LINK = 0.6 (was 0.5)" in capsys.readouterr().out
+    from sleuth.utils.web import extract_score
+
+    assert extract_score._BAD_LINK == 0.5
+
+
+def test_a_bad_variant_is_one_clear_line_and_exit_2(capsys):
+    bench = _bench()
+    for spec, said in [
+        ("drop:nosuchword", "'nosuchword' is not one of the boilerplate class words or prefixes"),
+        ("extract_score._BAD_LINK=lots", "'lots' is not a float, as extract_score._BAD_LINK is"),
+        ("extract_score.main_text=1", "extract_score.main_text is not a numeric constant"),
+        ("nosuchmodule.X=1", "no module utils/web/nosuchmodule.py"),
+        ("_BAD_LINK", "'_BAD_LINK' is not MODULE.NAME=VALUE or drop:WORD"),
+    ]:
+        assert bench.main(["--variant", spec]) == 2
+        err = capsys.readouterr().err
+        assert err == f"error: --variant {said}\n"
