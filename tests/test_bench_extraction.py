@@ -94,7 +94,8 @@ def test_a_variant_runs_our_extractor_with_one_setting_changed_for_that_run_only
     (tmp_path / "html").mkdir()
     (tmp_path / "text").mkdir()
     (tmp_path / "html" / "a.com1.html").write_text(page, encoding="utf-8")
-    (tmp_path / "text" / "a.com1.txt").write_text(f"{body}\n\n{third}".replace("<p>", "").replace("</p>", "\n\n"))
+    gold = f"{body}\n\n{third}".replace("<p>", "").replace("</p>", "\n\n")
+    (tmp_path / "text" / "a.com1.txt").write_text(gold, encoding="utf-8")
     run = ["--dir", str(tmp_path), "--format", "newspaper", "--no-baselines"]
     bench = _bench()
     assert bench.main([*run, "--variant", "drop:promo"]) == 0
