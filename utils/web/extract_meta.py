@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 
 def text_of(el) -> str:
@@ -41,14 +41,19 @@ def _letters(text: str) -> str:
     return _NOT_ALNUM_RE.sub("", text.lower()).replace("_", "")
 
 
+def _parts(url: str) -> SplitResult:
+    """The address's parts; an unparsable one ("http://[bad/") has none (no host, path or date)."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return urlsplit("")
+
+
 def _site_names(meta: dict[str, str], url: str) -> list[str]:
     """The page's names for its site (og:site_name, application-name, twitter:site) and its domain's
     own name ("hausinfo" for www.hausinfo.ch), as :func:`_letters`."""
     names = [meta.get(k, "") for k in ("og:site_name", "application-name", "twitter:site")]
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:  # an unparsable address ("http://[bad/") names no site
-        host = ""
+    host = _parts(url).hostname or ""
     labels = host.split(".")
     if len(labels) >= 3 and labels[-2] in _GENERIC_SLD:  # www.example.co.uk
         labels.pop(-2)
@@ -257,11 +262,7 @@ def published_date(root, meta: dict[str, str], ld: list, url: str = "") -> str |
         d = _norm_date(t.get("datetime"))
         if d:
             return d
-    try:
-        path = urlsplit(url).path
-    except ValueError:  # an unparsable address has no date to read
-        return None
-    m = _URL_DATE_RE.search(path)  # a blog's /2019/01/31/slug permalink
+    m = _URL_DATE_RE.search(_parts(url).path)  # a blog's /2019/01/31/slug permalink
     return _norm_date("-".join(m.groups())) if m else None
 
 
@@ -271,10 +272,7 @@ _URL_DATE_RE = re.compile(r"/((?:19|20)\d\d)[/-](0[1-9]|1[0-2])[/-](0[1-9]|[12]\
 def out_links(root, base: str) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
-    try:
-        parts = urlsplit(base)
-    except ValueError:
-        parts = urlsplit("")
+    parts = _parts(base)
     # the base's scheme and host, for the fast path below; without one, links go through urljoin
     site = f"{parts.scheme}://{parts.netloc}" if parts.netloc and parts.scheme.lower() in ("http", "https") else ""
     for a in root.iter("a", "area"):
