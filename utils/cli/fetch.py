@@ -12,21 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..config import add_common_args, load_settings
+from ..config import add_data_args, add_web_args, load_settings
 from .output import out, out_json
 
 PROG = "sleuth fetch"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    from .args import Parser, invoked_as
+
+    p = Parser(
+        prog=f"{invoked_as()} fetch",
         description="Fetch web pages politely and safely (robots.txt, SSRF guard, size and time limits) "
         "and print their main text.",
     )
     p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URL(s) to fetch")
     p.add_argument("--json", action="store_true", help="print one JSON object per URL per line")
-    add_common_args(p)
+    add_data_args(p)
+    add_web_args(p, search=False)
     return p
 
 

@@ -15,23 +15,26 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..config import add_common_args, load_settings
+from ..config import add_data_args, add_kb_args, load_settings
 from .output import EXIT_USAGE, err, out, out_json
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .args import Parser, invoked_as, positive_int
+
     common = argparse.ArgumentParser(add_help=False)
-    add_common_args(common)
-    p = argparse.ArgumentParser(prog="sleuth kb", description="Manage Sleuth's knowledge base.")
+    add_data_args(common)
+    add_kb_args(common)
+    p = Parser(prog=f"{invoked_as()} kb", description="Manage Sleuth's knowledge base.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
-    ing.add_argument("paths", nargs="+", metavar="PATH")
+    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
     st = sub.add_parser("stats", parents=[common], help="what the knowledge base holds")
     st.add_argument("--json", action="store_true", help="print JSON")
     se = sub.add_parser("search", parents=[common], help="search; QUERY '-' reads one query per line from stdin")
     se.add_argument("query", metavar="QUERY")
-    se.add_argument("-k", type=int, default=5, help="hits per query (default 5)")
+    se.add_argument("-k", type=positive_int, default=5, help="hits per query (default 5)")
     se.add_argument("--json", action="store_true", help="one JSON line per query")
     se.add_argument("--mode", choices=["bm25", "vector", "fused"], help="ranking (default bm25)")
     rs = sub.add_parser("reset", parents=[common], help="delete everything in the knowledge base")
