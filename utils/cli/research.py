@@ -107,6 +107,8 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
         if problem:
             err(problem)
             return EXIT_USAGE
+        if start == "feedback" and interactive and args.feedback is None and shared.get("final_answer"):
+            ui.report(shared["final_answer"])  # the report being given feedback on, before the prompt
     else:
         if not question:
             question = ui.ask_question() if interactive else ""
@@ -124,6 +126,9 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
         return EXIT_INTERRUPTED
     finally:
         ui.finish()
+    if interactive:  # the way back to this session, said as the user leaves it
+        sid = shared["session_id"]
+        err(f"session {sid} is saved; reopen it with: {invoked_as()} --resume {sid}")
     problem = write_output(args.output, shared)
     if args.json:
         out_json(result_json(shared))

@@ -9,6 +9,15 @@ from typing import TextIO
 from .output import WRITE_LOCK as _WRITE_LOCK
 from .output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
 
+FEEDBACK_HELP = """Type feedback in your own words to research again with it, e.g.
+  look into the 1889 World's Fair      a new direction
+  ignore [3]  /  the second source is outdated      drop a source from the next report
+Commands:
+  /sources          list the sources with their numbers
+  /save FILE.md     write the report to a file
+  /help             this list
+  Enter, done, /quit   finish (the session stays saved; --resume ID reopens it)"""
+
 
 class PlainUI:
     """Line-oriented progress on stderr; safe in pipes, CI logs and dumb terminals."""
@@ -86,14 +95,17 @@ class PlainUI:
             return ""
 
     def ask_feedback(self, prep: dict) -> str | None:
-        """Feedback prompt. Empty line or `done` ends; /sources, /save FILE.md, /quit are commands."""
+        """Feedback prompt. Empty line or `done` ends; /help, /sources, /save FILE.md, /quit are commands."""
         while True:
             try:
-                line = input("\nFeedback (Enter to finish, /sources, /save FILE.md, /quit): ").strip()
+                line = input("\nFeedback (Enter to finish, /help, /sources, /save FILE.md, /quit): ").strip()
             except EOFError:
                 return None
             if line in ("", "done", "/done", "/quit", "quit", "exit"):
                 return None
+            if line in ("/help", "/?", "help"):
+                print(FEEDBACK_HELP, file=self.out)
+                continue
             if line == "/sources":
                 for src in prep.get("sources", []):
                     print(
@@ -203,7 +215,9 @@ class RichUI(PlainUI):
         self.econsole.print(Text(f"sleuth: {safe_text(text)}", style="yellow"))
 
     def started(self, shared: dict) -> None:
-        self._log(f"researching: {short(shared['original_query'], 200)}", style="bold")
+        self._log(
+            f"researching: {short(shared['original_query'], 200)}  (session {shared['session_id']})", style="bold"
+        )
         self._start()
 
     def step(self, step: int, budget: int, action: str, query: str) -> None:
