@@ -92,8 +92,9 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     answer = clean_citations(answer, set(sources))
     used = [n for n in cited(answer) if n in sources]
     fact_sources = []
+    rejected = set(shared.get("excluded_sources") or [])  # the human rejected them: listed only if still cited
     for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.get("score", 0)):
-        if f["source"] not in used and f["source"] not in fact_sources:
+        if f["source"] not in used and f["source"] not in fact_sources and f["source"] not in rejected:
             fact_sources.append(f["source"])
     listed = used + fact_sources[: max(0, max_sources - len(used))]
     reason = shared.get("stop_reason") or ""
@@ -114,11 +115,13 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     parts += ["", "## Key sources", ""]
     if not listed:
         parts.append("(none)")
-    for n in listed:
+    for n in sorted(listed):  # in numeric order; the numbers stay the session's, as feedback names them
         s = sources[n]
         where = s.get("url", "")
         kind = "knowledge base" if s.get("kind") == "internal" else s.get("tool", "web")
         parts.append(f"- [{n}] {s.get('title') or where} \u2014 {where} ({kind})")
         if n in used:
             parts += quote_lines(shared.get("citations") or {}, n)
+    if listed and len(listed) < max(listed):
+        parts += ["", f"_The numbers not listed are sources found but not used ({len(sources)} in all)._"]
     return "\n".join(parts).rstrip() + "\n"
