@@ -37,3 +37,32 @@ def test_a_rejected_source_leaves_key_sources_and_they_are_in_numeric_order(cli,
     after = key_sources(again.stdout)
     assert rejected not in after and after == sorted(after) and after
     assert "numbers not listed are sources found but not used" in again.stdout
+
+
+def test_kb_ingest_of_only_a_missing_path_is_a_usage_error(cli, tmp_path):
+    proc = cli("kb", "ingest", str(tmp_path / "nope"))
+    assert proc.returncode == 2 and "no such file or folder" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "data" / "kb").exists()  # nothing was opened or created
+    (tmp_path / "real.md").write_text("# Real\n\nSome text worth keeping.\n")
+    partly = cli("kb", "ingest", str(tmp_path / "nope"), str(tmp_path / "real.md"))
+    assert partly.returncode == 1 and "1 added" in partly.stdout  # a partial failure, as before
+
+
+def test_kb_ingest_names_the_documents_it_skipped_and_the_folders_that_held_nothing(cli, tmp_path):
+    from sleuth.utils.cli.ingest_notes import DOCUMENT_FORMATS
+    from sleuth.utils.kb.readers import FILE_TYPES
+
+    suffix = next(s for s in DOCUMENT_FORMATS if s not in FILE_TYPES)  # a document format not read (yet)
+    docs = tmp_path / "docs"
+    (docs / "api").mkdir(parents=True)
+    for i in range(3):
+        (docs / "api" / f"page{i}{suffix}").write_text(f"Page {i}\n======\n\nSome text.\n")
+    (docs / "logo.png").write_bytes(b"\x89PNG\r\n")
+    (docs / "index.md").write_text("# Index\n\nThe index page.\n")
+    (tmp_path / "empty").mkdir()
+    proc = cli("kb", "ingest", str(docs), str(tmp_path / "empty"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"skipped 3 {suffix} files: {DOCUMENT_FORMATS[suffix]} is not read" in proc.stderr
+    assert "skipped 1 other file(s) that are not documents" in proc.stderr and "logo.png" in proc.stderr
+    assert f"{tmp_path / 'empty'} holds no file to ingest" in proc.stderr
+    assert f"{docs} holds no file" not in proc.stderr

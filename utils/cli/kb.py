@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..config import add_data_args, add_kb_args, load_settings
 from .output import EXIT_USAGE, err, out, out_json
@@ -75,8 +76,14 @@ def _ingest(kb, paths: list[str]) -> int:
         report = kb.ingest_paths(paths)
     for path, reason in report.errors:
         _err(f"error: {path}: {reason}")
-    if report.skipped:
-        _err(f"skipped {len(report.skipped)} file(s) of unsupported types, e.g. {report.skipped[0]}")
+    from ..kb.readers import FILE_TYPES, walk
+    from .ingest_notes import empty_folders, skipped_lines
+
+    for line in skipped_lines(report.skipped, list(FILE_TYPES)):
+        _err(line)
+    if any(Path(p).expanduser().is_dir() for p in paths):
+        for folder in empty_folders(paths, walk(paths)[0]):
+            _err(f"warning: {folder} holds no file to ingest ({' '.join(sorted(FILE_TYPES))})")
     out(
         f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
         f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB"
@@ -146,6 +153,10 @@ def main(argv: list[str]) -> int:
         return 2
     from ..kb.store import KBError, KnowledgeBase
 
+    if args.cmd == "ingest" and not any(Path(p).expanduser().exists() for p in args.paths):
+        missing = ", ".join(args.paths)
+        _err(f"error: no such file or folder: {missing}; give files or folders to ingest")
+        return EXIT_USAGE
     kb = KnowledgeBase.for_settings(settings)
     try:
         if args.cmd == "ingest":
