@@ -140,3 +140,15 @@ def test_hints_name_the_command_the_user_ran(tmp_path):
     assert invoked_as("/x/sleuth/__main__.py", str(python)).endswith(" -m sleuth")
     # a `sleuth` script that is not on PATH is named by the path the user typed
     assert invoked_as(".venv/bin/sleuth", str(python)) == ".venv/bin/sleuth"
+
+
+def test_the_readme_main_command_installs_the_sleuth_command_it_then_uses():
+    import re
+
+    from conftest import ROOT
+
+    blocks = re.findall(r"^```bash\n(.*?)^```", (ROOT / "README.md").read_text(), re.M | re.S)
+    main_job = blocks[0].splitlines()[0]
+    assert "pip install -q -e ." in main_job
+    assert main_job.index("pip install -q -e .") < main_job.index(".venv/bin/sleuth ")
+    assert "main.py" not in main_job

@@ -17,11 +17,12 @@ import sys
 from pathlib import Path
 
 from ..config import add_data_args, add_kb_args, load_settings
+from .args import invoked_as
 from .output import EXIT_USAGE, err, out, out_json
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .args import Parser, invoked_as, positive_int
+    from .args import Parser, positive_int
 
     common = argparse.ArgumentParser(add_help=False)
     add_data_args(common)
@@ -144,7 +145,7 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     if args.cmd == "reset" and not args.yes:
-        _err("refusing to delete the knowledge base without --yes (kb reset --yes)")
+        _err(f"refusing to delete the knowledge base without --yes ({invoked_as()} kb reset --yes)")
         return EXIT_USAGE
     try:
         settings = load_settings(args)

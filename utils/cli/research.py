@@ -133,6 +133,7 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
     if args.json:
         out_json(result_json(shared))
     if problem:
-        err(f"{problem}; the report stays in session {shared['session_id']} (sessions export)")
+        sid = shared["session_id"]
+        err(f"{problem}; the report stays in session {sid}: {invoked_as()} sessions export {sid} -o FILE")
         return EXIT_USAGE
     return EXIT_OK
