@@ -14,6 +14,7 @@ from pocketflow import Node
 
 from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
+from .utils.errors import TimeLimitExceeded
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
@@ -177,7 +178,7 @@ class ToolNode(SleuthNode):
         """PocketFlow's hook once exec has failed: a failed tool is recorded and the loop goes on."""
         return {
             "ok": False,
-            "error": f"{type(exc).__name__}: {exc}"[:300],
+            "error": (str(exc) if isinstance(exc, TimeLimitExceeded) else f"{type(exc).__name__}: {exc}")[:300],
             "items": [],
             "tool_used": None,
             "elapsed_ms": int((time.monotonic() - pending["started"]) * 1000),

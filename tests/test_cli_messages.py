@@ -66,3 +66,32 @@ def test_kb_ingest_names_the_documents_it_skipped_and_the_folders_that_held_noth
     assert "skipped 1 other file(s) that are not documents" in proc.stderr and "logo.png" in proc.stderr
     assert f"{tmp_path / 'empty'} holds no file to ingest" in proc.stderr
     assert f"{docs} holds no file" not in proc.stderr
+
+
+def test_a_step_stopped_by_the_time_limit_is_said_in_english(cli, tmp_path):
+    import threading
+
+    from tests.webfixtures import LocalServer, send
+
+    release = threading.Event()
+
+    def hang(req):
+        release.wait(60)  # answers only after the run has given up on it
+        send(req, 200, "<html></html>")
+
+    with LocalServer({"/html/": hang}) as search:
+        try:
+            proc = cli(
+                "--tools",
+                "duckduckgo",
+                "--time-limit",
+                "1",
+                "Who wrote Dune?",
+                env={"SLEUTH_DDG_URL": search.url("/html/")},
+            )
+        finally:
+            release.set()
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stderr + proc.stdout  # the progress line and the report's journey
+    assert "TimeLimitExceeded" not in said and "abandoned after" not in said
+    assert "the time limit for this round (--time-limit) ran out" in said

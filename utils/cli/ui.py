@@ -19,6 +19,11 @@ Commands:
   Enter, done, /quit   finish (the session stays saved; --resume ID reopens it)"""
 
 
+def took(ms: int) -> str:
+    """A step's time as a person reads it: 312 ms, 2.9 s."""
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
 class PlainUI:
     """Line-oriented progress on stderr; safe in pipes, CI logs and dumb terminals."""
 
@@ -62,7 +67,7 @@ class PlainUI:
             msg += " (fallback)"
         if entry.get("remapped_from"):
             msg += f" (remapped from {entry['remapped_from']})"
-        self._line(f"{msg} in {entry.get('elapsed_ms', 0)} ms")
+        self._line(f"{msg} {'in' if entry.get('ok') else 'after'} {took(entry.get('elapsed_ms', 0))}")
 
     def analyzed(self, confidence: float, n_sources: int, n_facts: int, fallback: bool = False) -> None:
         bar = "#" * int(round(confidence * 10))
