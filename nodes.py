@@ -17,7 +17,7 @@ from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
-from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
+from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 from .utils.text import valid_text
 
@@ -90,10 +90,14 @@ class Decision(SleuthNode):
             "excluded_sources": shared.get("excluded_sources", []),
             "deadline": rt.deadline,
         }
-        return {"ctx": ctx, "forced": forced}
+        return {"ctx": ctx, "forced": forced, "first": [] if forced else urls_to_read_first(shared, actions)}
 
     def exec(self, prep):
         ctx, forced = prep["ctx"], prep["forced"]
+        if prep["first"]:  # the question names a page: read it before anything else
+            why = "The question names this page: read it first."
+            first = {"action": "crawl_url", "query_or_url": " ".join(prep["first"]), "reasoning": why}
+            return {**first, "stop": None, "result": None, "remapped_from": None}
         if forced:
             return {
                 "action": "send_to_hitl",

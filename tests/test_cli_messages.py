@@ -95,3 +95,28 @@ def test_a_step_stopped_by_the_time_limit_is_said_in_english(cli, tmp_path):
     said = proc.stderr + proc.stdout  # the progress line and the report's journey
     assert "TimeLimitExceeded" not in said and "abandoned after" not in said
     assert "the time limit for this round (--time-limit) ran out" in said
+
+
+def test_a_url_in_the_question_is_read_first(cli, tmp_path):
+    from tests.webfixtures import LocalServer, page, send
+
+    guide = page("Research guide", "<p>Every claim in a report must cite the page it came from.</p>" * 3)
+    with LocalServer({"/guide": lambda req: send(req, 200, guide)}) as site:
+        url = site.url("/guide")
+        proc = cli(
+            "--json",
+            "--tools",
+            "duckduckgo,crawl",
+            "--allow-private-hosts",
+            "--crawl-interval",
+            "0",
+            f"What does {url} say about claims?",
+        )
+        hits = site.count("/guide")
+    assert proc.returncode == 0, proc.stderr
+    sid = json.loads(proc.stdout)["session_id"]
+    history = json.loads((tmp_path / "data" / "sessions" / f"{sid}.json").read_text())["research_history"]
+    assert (history[0]["action"], history[0]["query_or_url"], history[0]["ok"]) == ("crawl_url", url, True)
+    assert hits == 1  # read once, not again
+    data = json.loads(proc.stdout)
+    assert url in [s["url"] for s in data["sources"] if s["cited"]]
