@@ -63,7 +63,7 @@ def test_kb_ingest_names_the_documents_it_skipped_and_the_folders_that_held_noth
     proc = cli("kb", "ingest", str(docs), str(tmp_path / "empty"))
     assert proc.returncode == 0, proc.stderr
     assert f"skipped 3 {suffix} files: {DOCUMENT_FORMATS[suffix]} is not read" in proc.stderr
-    assert "skipped 1 other file(s) that are not documents" in proc.stderr and "logo.png" in proc.stderr
+    assert "skipped 1 file of other types" in proc.stderr and "logo.png" in proc.stderr
     assert f"{tmp_path / 'empty'} holds no file to ingest" in proc.stderr
     assert f"{docs} holds no file" not in proc.stderr
 
@@ -120,3 +120,21 @@ def test_a_url_in_the_question_is_read_first(cli, tmp_path):
     assert hits == 1  # read once, not again
     data = json.loads(proc.stdout)
     assert url in [s["url"] for s in data["sources"] if s["cited"]]
+
+
+def test_no_network_is_said_once_with_what_works_without_it(cli):
+    # SearXNG and DuckDuckGo both point at closed local ports: every web search fails to connect.
+    proc = cli("--tools", "duckduckgo", "--searxng-url", "http://127.0.0.1:1", "Who wrote Dune?")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("the web could not be reached") == 1
+    assert "--tools kb" in proc.stderr
+    shown = proc.stderr + proc.stdout
+    assert "Error(" not in shown  # no exception reprs cut off mid-word
+    assert "could not reach searxng, duckduckgo (network error)" in proc.stdout  # the journey says it plainly
+
+
+def test_progress_names_the_backend_being_asked(cli):
+    proc = cli("--tools", "duckduckgo", "--searxng-url", "http://127.0.0.1:1", "Who wrote Dune?")
+    assert "[1/8] search_duckduckgo (SearXNG): Who wrote Dune?" in proc.stderr
+    plain = cli("--tools", "duckduckgo", "Who wrote Dune?")
+    assert "[1/8] search_duckduckgo (DuckDuckGo): Who wrote Dune?" in plain.stderr

@@ -120,3 +120,22 @@ def test_resuming_a_finished_session_shows_its_report_before_the_prompt(tmp_path
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_the_live_panel_names_the_search_backend_being_asked(tmp_path):
+    env = cli_env(tmp_path, TERM="xterm-256color", SLEUTH_TOOLS="duckduckgo", SEARXNG_URL="http://127.0.0.1:1")
+    child = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "main.py"), "Who wrote Dune?"],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(40, 120),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect("asking SearXNG")
+    child.expect("Feedback")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -39,9 +39,9 @@ def skipped_lines(skipped: list[str], readable: list[str]) -> list[str]:
     others = sum(n for suffix, n in counts.items() if suffix not in DOCUMENT_FORMATS or suffix in readable)
     if others:
         example = next(p for p in skipped if Path(p).suffix.lower() not in DOCUMENT_FORMATS)
+        files = "file" if others == 1 else "files"
         lines.append(
-            f"skipped {others} other file(s) that are not documents (e.g. {example}); "
-            f"read are: {' '.join(sorted(readable))}"
+            f"skipped {others} {files} of other types (e.g. {example}); read are: {' '.join(sorted(readable))}"
         )
     return lines
 

@@ -75,7 +75,7 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
 
         return run_batch(args, settings, run_flow)
 
-    from .ui import make_ui
+    from .ui import asked_by, make_ui
 
     interactive = stdin_tty and sys.stdout.isatty() and not args.json
     ui = make_ui(plain=args.plain, quiet=args.quiet or False, show_report=not args.json)
@@ -87,6 +87,7 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
     elif interactive:
         feedback = ui.ask_feedback
     rt = make_runtime(settings, ui, feedback=feedback)
+    ui.asking = asked_by(rt.tools)
     rt.stream_report = interactive and bool(getattr(rt.engine, "streams", False))
 
     if args.resume:

@@ -38,6 +38,22 @@ def cited(answer: str) -> list[int]:
     return out
 
 
+def unreachable(entry: dict) -> list[str]:
+    """The backends a failed step could not reach over the network (empty when it failed otherwise)."""
+    errors = entry.get("errors") or []
+    if entry.get("ok") or not errors or any(e.get("kind") != "network" for e in errors):
+        return []
+    return list(dict.fromkeys(str(e.get("backend") or e.get("url") or "?") for e in errors))
+
+
+def failure_text(entry: dict) -> str:
+    """Why a step failed, in one readable line (a network failure names what could not be reached)."""
+    names = unreachable(entry)
+    if names:
+        return f"could not reach {', '.join(names)} (network error)"
+    return entry.get("error") or "failed"
+
+
 def journey_lines(shared: dict) -> list[str]:
     lines = []
     fb_after = {f["after_iteration"]: f["text"] for f in shared.get("feedback_history", [])}
@@ -48,7 +64,7 @@ def journey_lines(shared: dict) -> list[str]:
         if h.get("ok"):
             outcome = f"{h.get('results', 0)} result(s) via {tool}"
         else:
-            outcome = f"failed: {h.get('error') or 'error'}"
+            outcome = f"failed: {failure_text(h)}"
         notes = []
         if h.get("remapped_from"):
             notes.append(f"asked for {h['remapped_from']}, not available")
