@@ -1,4 +1,4 @@
-"""``python main.py fetch URL... [--json]``: fetch pages with Sleuth's crawler and print their text.
+"""``sleuth fetch URL... [--json]``: fetch pages with Sleuth's crawler and print their text.
 
 Without ``--json``: for each URL a header line (title and final URL) followed by the extracted
 main text; failures go to stderr. With ``--json``: one JSON object per URL per line on stdout,
@@ -33,6 +33,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _age(cache, url: str) -> str:
+    from urllib.parse import urldefrag
+
+    from ..urls import normalize_url
+    from ..web.fetcher import CACHE_NAMESPACE
+
+    seconds = cache.age(CACHE_NAMESPACE, normalize_url(urldefrag(url)[0]))
+    if seconds is None:
+        return ""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f", fetched {seconds / size:.0f} {unit} ago"
+    return f", fetched {seconds:.0f} s ago"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -52,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     fetcher = Fetcher.from_settings(settings, cache=cache)
     try:
         results = fetcher.fetch_many(args.urls)
+        ages = {res.url: _age(cache, res.url) for res in results if res.from_cache}
     except KeyboardInterrupt:
         out(f"{PROG}: interrupted", stream=sys.stderr)
         return 130
@@ -60,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = 0
     for res in results:
+        if res.from_cache:  # said, so that a stale page is not taken for today's
+            out(f"{PROG}: {res.url}: from the cache{ages[res.url]} (--no-cache to fetch again)", stream=sys.stderr)
         if res.error:
             failed += 1
             out(f"{PROG}: {res.url}: {res.error}", stream=sys.stderr)
