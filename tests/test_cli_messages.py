@@ -138,3 +138,18 @@ def test_progress_names_the_backend_being_asked(cli):
     assert "[1/8] search_duckduckgo (SearXNG): Who wrote Dune?" in proc.stderr
     plain = cli("--tools", "duckduckgo", "Who wrote Dune?")
     assert "[1/8] search_duckduckgo (DuckDuckGo): Who wrote Dune?" in plain.stderr
+
+
+def test_kb_search_shows_the_scores_that_rank_its_hits(cli, tmp_path):
+    kb_of_three_notes(cli, tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    for i, topic in enumerate(["volcanoes erupt", "rivers flood", "glaciers melt", "comets orbit", "bees swarm"]):
+        (other / f"n{i}.md").write_text(f"# Note {i}\n\nIn spring {topic} in the north.\n")
+    assert cli("kb", "ingest", str(other)).returncode == 0
+    proc = cli("kb", "search", "sourdough starter fed every day", "-k", "3")
+    assert proc.returncode == 0, proc.stderr
+    scores = [float(s) for s in re.findall(r"^\d+\. \[bm25 ([\d.]+)\]", proc.stdout, re.M)]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True) and len(set(scores)) == 3
+    hits = json.loads(cli("kb", "search", "sourdough starter fed every day", "-k", "3", "--json").stdout)["hits"]
+    assert [round(h["bm25"], 2) for h in hits] == scores and all(0 < h["score"] <= 1 for h in hits)

@@ -108,9 +108,13 @@ def _stats(kb, as_json: bool) -> int:
     return 0
 
 
-def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
+def _print_hits(query: str, hits, as_json: bool, many: bool, bm25: dict | None = None) -> None:
+    """The hits, each with its score: in bm25 mode the raw BM25 score that ranked it (the score the
+    research uses is capped at 1 and often is 1 for every hit of a short query)."""
+    bm25 = bm25 or {}
     if as_json:
-        out_json({"query": query, "hits": [h.to_dict() for h in hits]})
+        rows = [{**h.to_dict(), **({"bm25": round(bm25[h.id], 4)} if h.id in bm25 else {})} for h in hits]
+        out_json({"query": query, "hits": rows})
         return
     if many:
         out(f"# {query}")
@@ -118,7 +122,8 @@ def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
         out("no hits")
     for h in hits:
         text = " ".join(h.text.split())
-        out(f"{h.rank}. [{h.score:.3f}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
+        score = f"bm25 {bm25[h.id]:.2f}" if h.id in bm25 else f"{h.score:.3f}"
+        out(f"{h.rank}. [{score}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
         out(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
     if many:
         out()
@@ -128,13 +133,18 @@ def _search(kb, query: str, k: int, as_json: bool, mode: str | None) -> int:
     if k < 1:
         _err("error: -k must be at least 1")
         return 2
+    lexical = (mode or kb.search_mode) == "bm25"
+
+    def show(q: str, many: bool) -> None:
+        hits = kb.search(q, k=k, mode=mode)
+        _print_hits(q, hits, as_json, many, kb.bm25_scores(q, hits) if lexical and hits else None)
+
     if query == "-":
         for line in sys.stdin:
-            q = line.strip()
-            if q:
-                _print_hits(q, kb.search(q, k=k, mode=mode), as_json, many=True)
+            if line.strip():
+                show(line.strip(), many=True)
         return 0
-    _print_hits(query, kb.search(query, k=k, mode=mode), as_json, many=False)
+    show(query, many=False)
     return 0
 
 
