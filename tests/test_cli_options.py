@@ -57,7 +57,7 @@ def test_ask_researches_a_question_that_starts_with_a_command_word(cli, tmp_path
 
 
 def test_a_known_command_word_alone_is_never_researched(cli, tmp_path):
-    proc = cli("kb", input="")
+    proc = cli("--data-dir", str(tmp_path / "data"), "kb", input="")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert sessions_of(tmp_path / "data") == []
 
