@@ -1,11 +1,11 @@
 """BM25 over the KB's SQLite FTS5 index: FTS5's own bm25(), or the same formula computed in memory.
 
-FTS5 calls its bm25() once per matching row (~2 us each), so a question with a few common words
-(half of 10k chunks matching) takes 10+ ms there. `MemoryBM25` computes the same scores with numpy
+FTS5 calls its bm25() once per matching row, so a question with a few common words (half of the
+chunks matching) is slow there. `MemoryBM25` computes the same scores with numpy
 over postings read once per term from the FTS5 index (the fts5vocab 'instance' table) and row
 lengths decoded from FTS5's docsize table -- a private format (SQLite varints, one per column), so
 the decoder checks the layout and gives up (the caller then uses FTS5) if it differs. A query is
-then ~1 ms (p50 ~3 ms counting the first reading of each term's postings). Same rows, same order
+then a few array operations (timings: bench/kb.py, docs/measurements.md). Same rows, same order
 (equal scores by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
 
 `BM25.rank` chooses: an instance's first search goes to FTS5 (no numpy import for a one-off
@@ -97,10 +97,10 @@ def _int_list(text: str | None):
 class MemoryBM25:
     """FTS5's bm25() computed with numpy over postings read once per term; the caller holds the KB's lock.
 
-    FTS5 calls its bm25() once per matching row (~2 us each), so a question with a few common
-    words (half of 10k chunks matching) took 10+ ms. Here a term's postings -- rowids and
+    FTS5 calls its bm25() once per matching row, so a question with a few common words was slow
+    there. Here a term's postings -- rowids and
     title*TITLE_WEIGHT + body counts, read from the FTS5 index through the fts5vocab 'instance'
-    table -- are loaded on first use and kept; a query is then a few array operations (~1 ms).
+    table -- are loaded on first use and kept; a query is then a few array operations.
     Row lengths come from FTS5's docsize table. The scores are FTS5's: k1 1.2, b 0.75, idf
     log((N - df + 0.5) / (df + 0.5)) floored at 1e-6, length = all tokens of the row.
 

@@ -8,7 +8,7 @@ rather than left as a tiny chunk that would rank on a handful of words.
 
 `chunk_spans` gives the same chunks as runs of "pieces" (sentences, or windows of an over-long
 sentence), so a caller can analyse each piece once although the overlap repeats it in two
-chunks (the knowledge base does: ~25% less text to analyse).
+chunks (the knowledge base does).
 
 Standard library only (uses utils.text.paragraphs and split_sentences).
 """
@@ -33,9 +33,9 @@ class ChunkSize(NamedTuple):
 
 DEFAULT_SIZE = ChunkSize(TARGET_WORDS, OVERLAP_WORDS, MAX_WORDS)
 # Chunks sized to the embedding's window, so no chunk is truncated before it is embedded. MiniLM
-# (all-MiniLM-L6-v2) reads 256 word pieces; English runs ~1.33 pieces a word (220-word chunks: median
-# 293 pieces, 83 % over the window). A chunk is at most max(target, 2 x overlap + max) = 180 words
-# here (~240 pieces), typically ~140 (~186). The hash embedding has no window; Gemini's is 2,048 tokens.
+# (all-MiniLM-L6-v2) reads 256 word pieces, which most 220-word chunks exceed (docs/measurements.md).
+# A chunk is at most max(target, 2 x overlap + max) = 180 words here, typically ~140. The hash
+# embedding has no window; Gemini's is 2,048 tokens.
 CHUNK_SIZES = {"minilm": ChunkSize(140, 20, 140)}
 
 

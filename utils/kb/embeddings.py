@@ -5,10 +5,8 @@
   features are the unigrams and adjacent bigrams, each hashed with blake2b to a bucket and a
   sign ("signed hashing"), counts damped with log(1 + tf), then L2-normalised. Same text gives
   the same vector in every process (Python's `hash()` is randomised per process, so not used).
-  1024 dimensions: on HotpotQA dev-100, vector-only search puts both supporting pages in the top
-  10 for 0.69-0.71 of questions at 1024-d, 0.62 at 512-d, 0.41 at 256-d; the price is Chroma's
-  insert time, which grows with the dimension (~3.5 s per 10k chunks at 1024-d with the KB's HNSW
-  settings on a 2-core machine, about twice that at Chroma's defaults).
+  1024 dimensions: vector-only retrieval improves with the dimension up to there (bench/kb.py;
+  docs/measurements.md); the price is Chroma's insert time, which grows with the dimension.
 - `minilm`: Chroma's ONNX all-MiniLM-L6-v2 (384-d). Downloads its ~80 MB model once when
   online; offline it fails fast with a clear message instead of hanging.
 - `gemini`: Gemini embeddings through google-genai (`client.models.embed_content`, the client from

@@ -19,14 +19,13 @@ the collection there is complete on its own; the lexical index is a local cache 
 
 Search modes (`search(mode=...)`): ``bm25`` (BM25 over analysed title + text, the title weighted
 2x), ``vector`` (Chroma nearest neighbours) and ``fused`` (reciprocal-rank fusion, k=60, vector
-list weighted 0.5). The default is ``bm25``. Measured on HotpotQA dev-100 (bench/kb.py; 991
-pages, both supporting pages among the top 10 distinct pages): bm25 0.84, vector (1024-d hash)
-0.69, fused 0.83, while fused costs ~4x the query time and loads Chromadb. Plain BM25 in
-embedded mode needs only SQLite (chromadb is never imported). Equal-weight RRF scored 0.82;
-256-d hash vectors 0.41 (fused 0.71).
+list weighted 0.5). The default is ``bm25``: on the retrieval bench (bench/kb.py; the numbers are
+in docs/measurements.md) it finds the most, fusion does not beat it and costs several times the
+query time and loads chromadb. Plain BM25 in embedded mode needs only SQLite (chromadb is never
+imported).
 
 BM25 is SQLite FTS5's bm25() formula, computed in memory after an instance's first search
-(utils/kb/bm25.py: the same rows, order and scores as FTS5, ~4x faster).
+(utils/kb/bm25.py: the same rows, order and scores as FTS5, faster).
 
 Scores are in [0, 1], higher is better:
   * bm25: raw BM25 divided by the BM25 an ideal chunk would get (every query term once in the
@@ -67,10 +66,9 @@ SOURCE_TYPES = ("file", "web", "feedback")
 RRF_K = 60
 RRF_VECTOR_WEIGHT = 0.5  # vectors are the weaker signal (bench/kb.py)
 # HNSW: building the graph is most of Chroma's insert time, and its cost follows ef_construction.
-# 16 (the floor: max_neighbors, 16 by default) builds in ~3.5 s per 10k 1024-d chunks against ~6.5 s
-# at 50; the looser graph is made up at query time by ef_search 1500: neighbour recall@10 against
-# exact search 0.96 on 10k chunks, as with (50, 300), for ~2.5 ms more per vector query (bench/kb.py;
-# ef_search 1000 gave 0.93-0.96 from one build to the next).
+# 16 (the floor: max_neighbors, 16 by default) halves the build time of 50; the looser graph is made
+# up at query time by ef_search 1500, for the same neighbour recall as (50, 300) (bench/kb.py;
+# numbers in docs/measurements.md).
 HNSW = {"space": "cosine", "ef_construction": 16, "ef_search": 1500}
 WRITE_BATCH_CHUNKS = 5000
 _HIT_COLUMNS = "rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id"
@@ -380,7 +378,7 @@ class KnowledgeBase:
                 progress(n, len(files), str(f))
         flush()
         if report.chunks_added >= 1000:
-            with self._lock:  # merge the FTS5 index segments after a bulk load (~0.2 s per 10k chunks)
+            with self._lock:  # merge the FTS5 index segments after a bulk load
                 self._conn().execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
         return report
 

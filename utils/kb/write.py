@@ -157,8 +157,8 @@ def upsert_vectors(col, batch: Batch, stale: list[str], embed: Embed, *, server:
 
     A Chroma server gets documents and full metadata too (so the collection there is complete on its
     own); the embedded store gets the vector alone: Chroma's per-record cost grows with every metadata
-    key (~0.8 s per 10k chunks for a lone `source` key here) and with documents (+~7 s per 10k, for
-    its trigram full-text index), while SQLite already has both.
+    key and with documents (its trigram full-text index; docs/measurements.md), while SQLite
+    already has both.
     """
     t_embed = 0.0
     for i in range(0, len(stale), CHROMA_BATCH):

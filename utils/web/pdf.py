@@ -1,7 +1,7 @@
 """The one PDF text reader (pypdf), for pages the crawler fetches and files the KB ingests.
 
-At most MAX_PAGES pages are read: text extraction costs ~10-50 ms a page, and the crawler has a
-step to finish; a longer PDF keeps its first MAX_PAGES pages (`PdfText.truncated`). A page that
+At most MAX_PAGES pages are read: text extraction is slow per page (docs/measurements.md), and the
+crawler has a step to finish; a longer PDF keeps its first MAX_PAGES pages (`PdfText.truncated`). A page that
 fails is skipped; a document that cannot be opened, or is encrypted with a password, raises
 PdfUnreadable. pypdf is imported on first use.
 """
