@@ -15,12 +15,11 @@ from typing import Any
 
 from .errors import TimeLimitExceeded
 
-_idle: list[_Worker] = []  # list.append / list.pop are atomic: no lock needed
-
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, idle: list[_Worker]) -> None:
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.idle = idle
         threading.Thread(target=self._loop, name="sleuth-bounded", daemon=True).start()
 
     def _loop(self) -> None:
@@ -31,25 +30,40 @@ class _Worker:
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 box["error"] = exc
             finally:
-                _idle.append(self)  # idle again before the caller wakes: its next call finds this worker
+                self.idle.append(self)  # idle again before the caller wakes: its next call finds this worker
                 done.set()
+
+
+class WorkerPool:
+    """Workers waiting for the next bounded call. The process shares one (`call_within`); a pool of
+    its own sees no worker another caller abandoned rejoin at an unforeseeable moment."""
+
+    def __init__(self) -> None:
+        self._idle: list[_Worker] = []  # list.append / list.pop are atomic: no lock needed
+
+    def call_within(self, seconds: float | None, fn: Callable[..., Any], *args, **kwargs) -> Any:
+        """fn(*args, **kwargs), or TimeLimitExceeded once `seconds` have passed (None: no limit)."""
+        if seconds is None:
+            return fn(*args, **kwargs)
+        if seconds <= 0:
+            raise TimeLimitExceeded("not started: the time limit for this round (--time-limit) was already spent")
+        try:
+            worker = self._idle.pop()
+        except IndexError:
+            worker = _Worker(self._idle)
+        box: dict[str, Any] = {}
+        done = threading.Event()
+        worker.jobs.put((lambda: fn(*args, **kwargs), box, done))
+        if not done.wait(seconds):
+            raise TimeLimitExceeded("stopped: the time limit for this round (--time-limit) ran out")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+_POOL = WorkerPool()
 
 
 def call_within(seconds: float | None, fn: Callable[..., Any], *args, **kwargs) -> Any:
     """fn(*args, **kwargs), or TimeLimitExceeded once `seconds` have passed (None: no limit)."""
-    if seconds is None:
-        return fn(*args, **kwargs)
-    if seconds <= 0:
-        raise TimeLimitExceeded("not started: the time limit for this round (--time-limit) was already spent")
-    try:
-        worker = _idle.pop()
-    except IndexError:
-        worker = _Worker()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-    worker.jobs.put((lambda: fn(*args, **kwargs), box, done))
-    if not done.wait(seconds):
-        raise TimeLimitExceeded("stopped: the time limit for this round (--time-limit) ran out")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return _POOL.call_within(seconds, fn, *args, **kwargs)
