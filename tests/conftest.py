@@ -15,7 +15,8 @@ from utils.checkout import as_package  # noqa: E402 - the checkout is imported a
 
 as_package()
 
-SHARED = ROOT.parent / "shared"
+SHARED = ROOT.parent / "shared"  # shared eval data: only quality gates and benches need it
+FIXTURE_WEB = ROOT / "tests" / "fixtures" / "web"  # a small wiki written for the tests
 
 # Never let a test read the developer's real configuration or keys.
 for _var in (
@@ -166,9 +167,9 @@ def cli(tmp_path):
 
 
 @pytest.fixture
-def web(shared_eval):
-    """The HotpotQA pages and a fake DuckDuckGo on 127.0.0.1 (tests/localweb.py)."""
+def web():
+    """The fixture wiki (tests/fixtures/web) and a fake DuckDuckGo on 127.0.0.1 (tests/localweb.py)."""
     from localweb import LocalWeb
 
-    with LocalWeb(shared_eval / "hotpotqa-dev100") as w:
+    with LocalWeb(FIXTURE_WEB) as w:
         yield w

@@ -1,13 +1,15 @@
-"""A small local web on 127.0.0.1 for end-to-end research runs: the HotpotQA pages from
-../shared/eval/hotpotqa-dev100 served as static files, plus a fake DuckDuckGo HTML endpoint that
-ranks those pages (TF-IDF over title and text) in the markup html.duckduckgo.com returns.
-Used by tests and by bench/research.py."""
+"""A small local web on 127.0.0.1 for end-to-end research runs: a folder of wiki pages served as
+static files, plus a fake DuckDuckGo HTML endpoint that ranks those pages (TF-IDF over title and
+text) in the markup html.duckduckgo.com returns. The folder is tests/fixtures/web (pages written
+for the tests) or ../shared/eval/hotpotqa-dev100 (the HotpotQA pages, for benches and quality
+gates). Used by tests and by bench/research.py."""
 
 from __future__ import annotations
 
 import html
 import json
 import math
+import re
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +17,23 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from sleuth.utils.text import content_terms, stem
+
+
+def read_pages(root: Path) -> list[dict]:
+    """`{"title", "url", "path", "text"}` per page: from pages.jsonl when the folder has one, else
+    from each wiki/*.html page's <h1> and <article>."""
+    listing = root / "pages.jsonl"
+    if listing.is_file():
+        return [json.loads(line) for line in listing.read_text(encoding="utf-8").splitlines() if line]
+    pages = []
+    for f in sorted((root / "wiki").glob("*.html")):
+        doc = f.read_text(encoding="utf-8")
+        title = re.search(r"<h1>(.*?)</h1>", doc, re.S).group(1)
+        body = re.search(r"<article>(.*?)</article>", doc, re.S).group(1).replace(f"<h1>{title}</h1>", "")
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", body)).split())
+        path = f"wiki/{f.name}"
+        pages.append({"title": html.unescape(title), "url": "/" + path, "path": path, "text": text})
+    return pages
 
 
 class PageIndex:
@@ -41,7 +60,7 @@ class LocalWeb:
     def __init__(self, root: Path, page_delay: float = 0.0):
         self.root = Path(root)
         self.page_delay = page_delay  # server-side latency per page, to catch a run mid-way
-        self.pages = [json.loads(line) for line in (self.root / "pages.jsonl").read_text().splitlines() if line]
+        self.pages = read_pages(self.root)
         self.index = PageIndex(self.pages)
         self.searches: list[str] = []
         self._stop = threading.Event()

@@ -30,8 +30,8 @@ def test_parse_questions_skips_blanks_and_comments():
     ]
 
 
-def test_batch_of_20_with_4_jobs_keeps_order_and_records_errors(cli, web, shared_eval):
-    rows = [json.loads(x) for x in (shared_eval / "hotpotqa-dev100" / "questions.jsonl").read_text().splitlines()]
+def test_batch_of_20_with_4_jobs_keeps_order_and_records_errors(cli, web):
+    rows = [json.loads(x) for x in (web.root / "questions.jsonl").read_text().splitlines()]
     lines = ["# twenty questions and two bad lines"]
     for r in rows[:10]:
         lines.append(json.dumps({"id": r["id"], "query": r["question"]}))

@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHARED, assert_no_network, cli_env, web_env
+from conftest import FIXTURE_WEB, ROOT, assert_no_network, cli_env, web_env
 from openai_fake import RecordingProxy, kind_of
 
 WINDOW = 1024  # --context-tokens, and the server's n_ctx: nothing can be sent over it
@@ -120,11 +120,8 @@ def lab(llama_server, tmp_path_factory):
     """The local web, a recording proxy in front of the server, and a CLI runner sharing one data dir."""
     from localweb import LocalWeb
 
-    eval_dir = SHARED / "eval" / "hotpotqa-dev100"
-    if not eval_dir.is_dir():
-        pytest.skip("../shared/eval is not present")
     tmp = tmp_path_factory.mktemp("local-model")
-    with LocalWeb(eval_dir) as web, RecordingProxy(llama_server) as proxy:
+    with LocalWeb(FIXTURE_WEB) as web, RecordingProxy(llama_server) as proxy:
 
         def run(*args, input=None, timeout=900):
             # No round time limit: the tiny model on 2 cores takes minutes (tests/test_time_limit.py covers it).

@@ -9,15 +9,15 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, assert_no_network, cli_env, web_env
+from conftest import FIXTURE_WEB, ROOT, assert_no_network, cli_env, web_env
 from localweb import LocalWeb
 
 QUESTION = "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
 
 
 @pytest.fixture
-def slow_web(shared_eval):
-    with LocalWeb(shared_eval / "hotpotqa-dev100", page_delay=0.4) as w:
+def slow_web():
+    with LocalWeb(FIXTURE_WEB, page_delay=0.4) as w:
         yield w
 
 
