@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURE_WEB
+from localweb import read_pages
 from webfixtures import make_pdf
 
 from sleuth.utils.kb.chunking import PIECE_SEP, chunk_spans, chunk_text
@@ -540,13 +542,20 @@ def test_chunks_keep_headings_and_paragraphs_apart():
     assert "\n\n## Next part\n\nMore." in chunks[-1]
 
 
-def test_chunks_fit_the_selected_embeddings_window(shared_eval, monkeypatch):
+def long_document(copies: int) -> str:
+    """The fixture wiki's pages `copies` times over, plus one sentence of ~500 words (longer than any
+    chunk): a long document with sentences of every length."""
+    pages = [p["text"] for p in read_pages(FIXTURE_WEB)]
+    rambling = ", and ".join(p.rstrip(".") for p in pages[:10]).replace(". ", ", ") + "."
+    return "\n\n".join(pages * copies + [rambling])
+
+
+def test_chunks_fit_the_selected_embeddings_window(monkeypatch):
     """MiniLM reads 256 word pieces: its chunks stay under ~190 words (~1.33 pieces a word), while
     the window-less hash embedding keeps the larger default chunks. The KB passes the size on."""
     from sleuth.utils.kb.chunking import DEFAULT_SIZE, chunk_size_for, max_chunk_words
 
-    pages = [json.loads(x)["text"] for x in (shared_eval / "hotpotqa-dev100" / "pages.jsonl").open()]
-    text = "\n\n".join(pages[:300])  # a long, real document: many sentences of every length
+    text = long_document(10)
     minilm = chunk_size_for("minilm")
     assert max_chunk_words(minilm) * 1.33 <= 256 and chunk_size_for("hash") == DEFAULT_SIZE
     pieces, spans = chunk_spans(text, *minilm)
@@ -556,16 +565,15 @@ def test_chunks_fit_the_selected_embeddings_window(shared_eval, monkeypatch):
     assert sum(default) / len(default) > 1.3 * sum(sizes) / len(sizes)
 
 
-def test_the_kb_chunks_with_the_size_of_its_embedding(shared_eval, tmp_path, monkeypatch):
+def test_the_kb_chunks_with_the_size_of_its_embedding(tmp_path, monkeypatch):
     from sleuth.utils.kb.chunking import chunk_size_for, max_chunk_words
 
     asked = []
     monkeypatch.setattr(
         "sleuth.utils.kb.store.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
     )  # the hash embedding runs here; MiniLM's model cannot be downloaded in tests
-    pages = [json.loads(x)["text"] for x in (shared_eval / "hotpotqa-dev100" / "pages.jsonl").open()]
     kb = KnowledgeBase(tmp_path / "kb")
-    kb.add_document(source="long.txt", title="Long", text="\n\n".join(pages[:80]))
+    kb.add_document(source="long.txt", title="Long", text=long_document(3))
     words = [len(h.text.split()) for h in kb.chunks_of(["long.txt"], per_source=1000)]
     kb.close()
     assert asked == ["hash"] and len(words) > 10
