@@ -498,6 +498,22 @@ def test_main_text_quality_on_real_news_pages(shared_eval):
     assert statistics.mean(scores) >= 0.97
 
 
+def test_fixture_wiki_pages_give_exactly_their_title_and_article_text():
+    """The pages the end-to-end tests crawl: the site's header, menu and footer never reach the text."""
+    from conftest import FIXTURE_WEB
+    from localweb import read_pages
+
+    pages = read_pages(FIXTURE_WEB)
+    assert len(pages) >= 30
+    for page in pages:
+        html = (FIXTURE_WEB / page["path"]).read_bytes()
+        result = extract(html, "http://127.0.0.1:8000" + page["url"])
+        assert (result.title, result.text) == (page["title"], page["text"])
+        article = html.decode().split("<article>")[1]
+        hrefs = {"http://127.0.0.1:8000" + h for h in re.findall(r'href="(/wiki/[^"]+)"', article)}
+        assert hrefs <= set(result.links)  # the pages it mentions can be crawled from it
+
+
 def test_local_wiki_pages_give_exactly_their_article_text(shared_eval):
     folder = shared_eval / "hotpotqa-dev100"
     pages = [json.loads(line) for line in (folder / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
