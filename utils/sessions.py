@@ -1,17 +1,34 @@
 """Session persistence: one JSON file per session, rewritten atomically after every step
-(temp file in the same folder, fsync, rename), so a crash loses at most the step in flight."""
+(temp file in the same folder, fsync, rename), so a crash loses at most the step in flight.
+
+Beside the files: a metadata index (utils/sessions_index.py) updated in every save, and a lock
+file per session in progress (``.locks/ID.lock``, an exclusive flock held from its first save until it is
+done or interrupted; the kernel drops it if the process dies). `delete` takes that lock before it
+removes anything, so a session another process is still writing is skipped whole, never
+half-deleted or brought back by that process's next save."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+import sqlite3
 import tempfile
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import SessionNotFound
+from .sessions_index import LOCKS_DIR, SessionIndex, read_session
 from .text import valid_text
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: sessions are not locked (delete cannot tell one in use)
+    fcntl = None
+
+log = logging.getLogger(__name__)
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 
@@ -34,70 +51,143 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+class Listing(NamedTuple):
+    rows: list[dict]  # newest first
+    matched: int  # sessions that match the search (all readable ones without one)
+    readable: int
+    bytes: int  # what the sessions folder holds, index and lock files included
+    unreadable: list[tuple[str, str]]  # (file name, why)
+
+
+FINISHED = ("done", "interrupted")  # statuses after which a session is no longer in use
+
+
+def _try_lock(path: Path) -> int | None:
+    """An exclusive lock on `path` (created if missing): its descriptor, or None if another process
+    holds it. A lock file unlinked by its holder between our open and flock is opened again."""
+    if fcntl is None:
+        return -1
+    for _ in range(3):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
+    return None
+
+
+def _unlock(path: Path, fd: int) -> None:
+    """Remove the lock file while still holding it, then let go."""
+    if fd < 0:
+        return
+    path.unlink(missing_ok=True)
+    os.close(fd)
+
+
 class SessionStore:
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, warn=None):
         self.dir = Path(data_dir) / "sessions"
         self._lock = threading.Lock()
+        self._held: dict[str, int] = {}  # session id -> descriptor of its lock file
+        self.index = SessionIndex(self.dir, warn=warn)
 
     def path(self, session_id: str) -> Path:
         if not _ID.match(session_id or ""):
             raise SessionNotFound(f"invalid session id {session_id!r}")
         return self.dir / f"{session_id}.json"
 
+    def _lock_path(self, session_id: str) -> Path:
+        return self.dir / LOCKS_DIR / f"{session_id}.lock"
+
     def save(self, shared: dict) -> Path:
         from .research.state import now_iso
 
         shared["updated_at"] = now_iso()
         data = json.dumps(shared, ensure_ascii=False, indent=1)
-        target = self.path(shared["session_id"])
+        sid = shared["session_id"]
+        target = self.path(sid)
         with self._lock:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self._lock_path(sid).parent.mkdir(parents=True, exist_ok=True)
+            if sid not in self._held and shared.get("status") not in FINISHED:
+                fd = _try_lock(self._lock_path(sid))
+                if fd is not None:
+                    self._held[sid] = fd
+                else:
+                    log.warning("session %s is in use by another process too", sid)
             write_text_atomic(target, data)
+            try:
+                self.index.record(sid, shared, target)
+            except (sqlite3.Error, OSError) as exc:  # the index is a cache: the next listing catches up
+                log.warning("session index not updated: %s", exc)
+                self.index.mark_stale()
+            if shared.get("status") in FINISHED and sid in self._held:
+                _unlock(self._lock_path(sid), self._held.pop(sid))
         return target
 
     def load(self, session_id: str) -> dict:
+        p = self.resolve(session_id)
+        try:
+            return read_session(p)
+        except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
+            raise SessionNotFound(f"session file {p} is unreadable: {exc}") from exc
+        except ValueError as exc:
+            raise SessionNotFound(f"session file {p} is not a Sleuth session: {exc}") from exc
+
+    def resolve(self, session_id: str) -> Path:
+        """The file of a session id, or of the one session whose id starts with it."""
         p = self.path(session_id)
         if not p.is_file():
             matches = sorted(self.dir.glob(f"{session_id}*.json")) if self.dir.is_dir() else []
             if len(matches) != 1:
                 raise SessionNotFound(f"no session {session_id!r} in {self.dir}")
             p = matches[0]
-        from .research.state import restored
+        return p
 
-        try:
-            return restored(json.loads(p.read_text(encoding="utf-8")))
-        except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
-            raise SessionNotFound(f"session file {p} is unreadable: {exc}") from exc
-        except ValueError as exc:
-            raise SessionNotFound(f"session file {p} is not a Sleuth session: {exc}") from exc
+    def listing(self, *, limit: int | None = None, grep: str = "") -> Listing:
+        """Sessions newest first (at most `limit`, questions holding `grep`), read from the index after
+        bringing it up to date; with the folder's size and the files that are not readable sessions."""
+        if not self.dir.is_dir():
+            return Listing([], 0, 0, 0, [])
+        with self._lock:
+            size = self.index.reconcile(read_session)
+            rows, matched, everything = self.index.rows(limit=limit, grep=grep)
+            return Listing(rows, matched, everything, size, self.index.unreadable())
 
     def list(self) -> list[dict]:
         """The saved sessions, newest first; files that are not sessions are left out
         (`sessions show ID` says what is wrong with one)."""
-        from .research.state import restored
+        return self.listing().rows
 
-        out = []
-        if not self.dir.is_dir():
-            return out
-        for p in self.dir.glob("*.json"):
+    def delete(self, session_id: str) -> int | None:
+        """Delete a session whole; the bytes freed, or None when another process is using it."""
+        path = self.path(session_id)
+        with self._lock:
+            self._lock_path(session_id).parent.mkdir(parents=True, exist_ok=True)
+            fd = _try_lock(self._lock_path(session_id))
+            if fd is None:
+                return None
             try:
-                d = restored(json.loads(p.read_text(encoding="utf-8")))
-            except (OSError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
-                continue
-            out.append(
-                {
-                    k: d.get(k)
-                    for k in (
-                        "session_id",
-                        "created_at",
-                        "updated_at",
-                        "original_query",
-                        "stop_reason",
-                        "confidence_score",
-                        "status",
-                        "iteration_count",
-                    )
-                }
-            )
-        out.sort(key=lambda d: d.get("created_at") or "", reverse=True)
-        return out
+                try:
+                    size = path.stat().st_size
+                    path.unlink()
+                except FileNotFoundError:
+                    size = 0
+                try:
+                    self.index.forget([session_id])
+                except sqlite3.Error as exc:  # the next listing drops the row
+                    log.warning("session index not updated: %s", exc)
+            finally:
+                _unlock(self._lock_path(session_id), fd)
+            return size
+
+    def close(self) -> None:
+        with self._lock:
+            self.index.close()
