@@ -144,3 +144,50 @@ def test_a_reset_on_another_machine_empties_this_one(chroma_url, collection, tmp
     assert a.search("echolocation", k=1)[0].title == "Bats"
     a.close()
     b.close()
+
+
+def test_remove_and_forget_through_the_cli_on_a_server_reach_every_machine(chroma_url, tmp_path, monkeypatch, capsys):
+    """kb remove / forget / ingest --sync with --chroma-url: the server's vectors and documents go, and
+    another machine's lexical cache (BM25) and listing follow."""
+    from sleuth.utils.cli.kb import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(kbsync, "SERVER_SYNC_SECONDS", 0.0)
+    corpus = write_corpus(tmp_path / "docs")
+    a = ["--data-dir", str(tmp_path / "a"), "--chroma-url", chroma_url]
+    b = ["--data-dir", str(tmp_path / "b"), "--chroma-url", chroma_url]
+
+    def sources(machine) -> dict[str, str]:
+        capsys.readouterr()
+        assert main(["list", "--json", *machine]) == 0
+        return {d["source"]: d["kind"] for d in map(json.loads, capsys.readouterr().out.splitlines())}
+
+    def hits(machine, query: str, mode: str) -> list[str]:
+        capsys.readouterr()
+        assert main(["search", query, "--json", "--mode", mode, *machine]) == 0
+        return [h["source"] for h in json.loads(capsys.readouterr().out)["hits"]]
+
+    assert main(["reset", "--yes", *a]) == 0
+    assert main(["ingest", str(corpus), *a]) == 1
+    kb = KnowledgeBase(tmp_path / "a" / "kb", chroma_url=chroma_url)
+    kb.add_document(source="https://x.example/owls", title="Owls", text="Barn owls hunt by sound in darkness.")
+    kb.close()
+    assert len(sources(b)) == 5
+    assert main(["remove", str(corpus / "notes"), *a]) == 0
+    assert main(["forget", "--remembered", *a]) == 0
+    (corpus / "notes").rename(tmp_path / "notes")  # removed from the KB, then moved away
+    (corpus / "sourdough.md").unlink()
+    assert main(["ingest", "--sync", str(corpus), *b]) == 1  # the corpus's two unreadable files
+    left = sorted(Path(s).name for s in sources(b))
+    assert left == ["antikythera.html", "photosynthesis.pdf"] == sorted(Path(s).name for s in sources(a))
+    for machine in (a, b):
+        for mode in ("bm25", "vector"):
+            found = hits(machine, "volcano Iceland ash owls darkness sourdough starter", mode)
+            assert not [s for s in found if "volcano" in s or "owls" in s or "sourdough" in s], (mode, found)
+    server = kbsync.make_client(chroma_url, tmp_path).get_collection("sleuth")
+    names = {md["source"] for md in server.get(include=["metadatas"])["metadatas"]}
+    assert sorted(Path(s).name for s in names) == left
+    capsys.readouterr()
+    assert main(["stats", *a]) == 0
+    assert "on the Chroma server" in capsys.readouterr().out.splitlines()[-1]
+    assert main(["reset", "--yes", *a]) == 0

@@ -1,6 +1,10 @@
 """`sleuth kb ...`: manage the knowledge base from the command line.
 
-    kb ingest PATH...                      files and folders (.txt .md .html .htm .pdf), recursive
+    kb ingest PATH... [--sync]             files and folders (.txt .md .html .htm .pdf), recursive;
+                                           --sync also removes files gone from those folders
+    kb list [--json]                       the documents: source, kind, chunks, when added
+    kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
+    kb forget --remembered [--older-than 30d]   drop remembered web pages
     kb stats [--json]
     kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
     kb search - [--json]                   one query per line from stdin (one JSON line per query)
@@ -32,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.required = True
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
     ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
+    ing.add_argument("--sync", action="store_true", help="also remove files that no longer exist under the folders")
+    ing.add_argument("--yes", action="store_true", help="--sync: do not ask before removing more than one")
     st = sub.add_parser("stats", parents=[common], help="what the knowledge base holds")
     st.add_argument("--json", action="store_true", help="print JSON")
     se = sub.add_parser("search", parents=[common], help="search; QUERY '-' reads one query per line from stdin")
@@ -41,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("--mode", choices=["bm25", "vector", "fused"], help="ranking (default bm25)")
     rs = sub.add_parser("reset", parents=[common], help="delete everything in the knowledge base")
     rs.add_argument("--yes", action="store_true", help="really delete")
+    from .kb_manage import add_parsers
+
+    add_parsers(sub, common)
     return p
 
 
@@ -93,7 +102,10 @@ def _ingest(kb, paths: list[str]) -> int:
 
 
 def _stats(kb, as_json: bool) -> int:
+    from .housekeeping import folder_bytes, human_size
+
     s = kb.stats()
+    s["bytes"] = folder_bytes(kb.path)  # this machine's part: with a Chroma server, the lexical cache alone
     if as_json:
         out_json(s)
         return 0
@@ -105,6 +117,8 @@ def _stats(kb, as_json: bool) -> int:
     out(f"search mode: {s['search_mode']}")
     out(f"store:       {s['store']}")
     out(f"lexical:     {s['lexical_index']}")
+    where = " (the local BM25 cache; the vectors are on the Chroma server)" if kb.chroma_url else ""
+    out(f"space:       {human_size(s['bytes'])} in {kb.path}{where}")
     return 0
 
 
@@ -163,6 +177,7 @@ def main(argv: list[str]) -> int:
         _err(f"error: {exc}")
         return 2
     from ..kb.store import KBError, KnowledgeBase
+    from . import kb_manage
 
     if args.cmd == "ingest" and not any(Path(p).expanduser().exists() for p in args.paths):
         missing = ", ".join(args.paths)
@@ -171,7 +186,14 @@ def main(argv: list[str]) -> int:
     kb = KnowledgeBase.for_settings(settings)
     try:
         if args.cmd == "ingest":
-            return _ingest(kb, args.paths)
+            status = _ingest(kb, args.paths)
+            return (kb_manage.sync(kb, args.paths, args.yes) or status) if args.sync else status
+        if args.cmd == "list":
+            return kb_manage.list_documents(kb, args.json)
+        if args.cmd == "remove":
+            return kb_manage.remove(kb, args.targets, args.yes)
+        if args.cmd == "forget":
+            return kb_manage.forget(kb, args.older_than, args.dry_run, args.yes)
         if args.cmd == "stats":
             return _stats(kb, args.json)
         if args.cmd == "search":

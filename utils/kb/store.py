@@ -48,6 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..config import MEMORY_LIMIT
 from ..errors import EmbeddingMismatch, KBError
 from ..text import analyze, valid_text
 from . import sync
@@ -95,6 +96,7 @@ class KnowledgeBase:
         gemini_api_key: str = "",
         gemini_base_url: str = "",
         search_mode: str = DEFAULT_SEARCH_MODE,
+        memory_limit: int = MEMORY_LIMIT,
     ) -> None:
         if embedding not in EMBEDDINGS:
             raise KBError(f"unknown embedding {embedding!r}; choose from {', '.join(EMBEDDINGS)}")
@@ -105,6 +107,7 @@ class KnowledgeBase:
         self.embedding = embedding
         self.collection_name = collection
         self.search_mode = search_mode
+        self.memory_limit = memory_limit  # remembered pages kept (oldest evicted first); 0: no cap
         self._gemini_api_key = gemini_api_key
         self._gemini_base_url = gemini_base_url
         self.lexical_file = self.lexical_path(self.path, chroma_url=self.chroma_url, collection=collection)
@@ -130,6 +133,7 @@ class KnowledgeBase:
             embedding=settings.embedding,
             gemini_api_key=settings.gemini_api_key,
             gemini_base_url=settings.gemini_base_url,
+            memory_limit=settings.memory_limit,
             **kwargs,
         )
 
@@ -406,7 +410,26 @@ class KnowledgeBase:
                 dup = self._conn().execute("SELECT 1 FROM sources WHERE doc_hash=? LIMIT 1", (doc_hash,)).fetchone()
                 if dup:
                     return 0
-            return self._write([Doc(source, (title or "").strip()[:300], text, source_type, doc_hash, session_id)])
+            added = self._write([Doc(source, (title or "").strip()[:300], text, source_type, doc_hash, session_id)])
+            if source_type == "web" and self.memory_limit:
+                from .manage import enforce_memory_limit
+
+                enforce_memory_limit(self, self.memory_limit)
+            return added
+
+    def documents(self) -> list[tuple]:
+        """Every stored document, oldest first: (source, title, source_type, chunks, ingested_at)."""
+        if self.chroma_url:
+            self._open()
+        else:
+            self._check_lexical()
+        with self._lock:
+            sql = "SELECT source, title, source_type, chunks, ingested_at FROM sources ORDER BY ingested_at, rowid"
+            return self._conn().execute(sql).fetchall()
+
+    def remove(self, sources: list[str]) -> None:
+        """Remove documents from the vectors and the lexical index, through the one write path."""
+        self._write([Doc.removal(s) for s in dict.fromkeys(sources)])
 
     def chunks_of(self, sources: list[str], per_source: int = 20) -> list[Hit]:
         """The first chunks of the given documents, in document order (score 0): a document reached

@@ -31,6 +31,14 @@ class Doc:
     doc_hash: str
     session_id: str | None = None
 
+    @classmethod
+    def removal(cls, source: str) -> Doc:
+        """Writing this removes the source: no chunks, and no row in the sources table."""
+        return cls(source, "", "", "", REMOVED)
+
+
+REMOVED = ""  # the doc_hash of a removal (utils/kb/manage.py): a document's content never hashes to it
+
 
 class ChunkRow(NamedTuple):
     """One chunk as stored: a row of the `chunks` table (in column order) and a Chroma record's id and
@@ -218,6 +226,8 @@ def replace_lexical(db: sqlite3.Connection, batch: Batch, now: str) -> tuple[lis
         [
             (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
             for d in batch.docs
+            if d.doc_hash != REMOVED
         ],
     )
+    db.executemany("DELETE FROM sources WHERE source=?", [(d.source,) for d in batch.docs if d.doc_hash == REMOVED])
     return removed, base
