@@ -177,20 +177,25 @@ def test_prune_dry_run_then_prune_by_last_use(cli, sessions):
 
 
 def test_a_session_in_use_by_another_process_is_never_deleted(tmp_path, cli, sessions):
-    """A question at its feedback prompt holds its session; delete and prune skip it whole, and
-    delete it once the other process has finished."""
-    child = _spawn(["--tools", "kb", "--plain", "Who wrote Dune?"], tmp_path)
-    child.expect("Feedback")
-    (sid,) = [p.stem for p in sessions.glob("*.json")]
-    busy = cli("sessions", "delete", sid)
-    assert busy.returncode == 1 and "in use by another process" in busy.stderr
-    assert (sessions / f"{sid}.json").exists()
-    pruned = cli("sessions", "prune", "--older-than", "0.0001h", "--yes")
-    assert "in use by another process" in pruned.stderr and (sessions / f"{sid}.json").exists()
-    child.sendline("")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
-    done = cli("sessions", "delete", sid)
-    assert done.returncode == 0 and not (sessions / f"{sid}.json").exists()
-    assert not list((sessions / ".locks").iterdir())
+    """A new question and an old session reopened with --resume, both at their feedback prompt, hold
+    their sessions: delete and prune skip them whole, and delete them once those processes are done."""
+    write_session(sessions, "old-one", "An old question", days_ago=40)
+    reopened = _spawn(["--tools", "kb", "--plain", "--resume", "old-one"], tmp_path)
+    reopened.expect("Feedback")
+    asking = _spawn(["--tools", "kb", "--plain", "Who wrote Dune?"], tmp_path)
+    asking.expect("Feedback")
+    (new,) = [p.stem for p in sessions.glob("*.json") if p.stem != "old-one"]
+    busy = cli("sessions", "delete", "old-one", new, "--yes")
+    assert busy.returncode == 1 and busy.stderr.count("in use by another process") == 2
+    assert "deleted 0 session(s)" in busy.stdout
+    pruned = cli("sessions", "prune", "--older-than", "30d", "--yes")
+    assert pruned.returncode == 1 and "skipped old-one: in use by another process" in pruned.stderr
+    assert (sessions / "old-one.json").exists() and (sessions / f"{new}.json").exists()
+    for child in (reopened, asking):
+        child.sendline("")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+    done = cli("sessions", "delete", "old-one", new, "--yes")
+    assert done.returncode == 0 and "deleted 2 session(s)" in done.stdout
+    assert not list(sessions.glob("*.json")) and not list((sessions / ".locks").iterdir())

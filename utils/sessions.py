@@ -9,6 +9,7 @@ half-deleted or brought back by that process's next save."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -93,10 +94,16 @@ def _unlock(path: Path, fd: int) -> None:
 
 
 class SessionStore:
-    def __init__(self, data_dir: Path, warn=None):
+    """The sessions folder. A `writer` store (the one research runs with) holds the lock of every
+    session it loads or saves until that session is finished (or the process ends); the `sessions`
+    command's store only reads and removes."""
+
+    def __init__(self, data_dir: Path, warn=None, writer: bool = True):
         self.dir = Path(data_dir) / "sessions"
+        self.writer = writer
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}  # session id -> descriptor of its lock file
+        self._at_exit = False
         self.index = SessionIndex(self.dir, warn=warn)
 
     def path(self, session_id: str) -> Path:
@@ -107,6 +114,32 @@ class SessionStore:
     def _lock_path(self, session_id: str) -> Path:
         return self.dir / LOCKS_DIR / f"{session_id}.lock"
 
+    def _hold(self, sid: str) -> None:
+        """Take the session's lock (the caller holds self._lock); another process holding it is logged."""
+        if sid in self._held or not self.writer:
+            return
+        self._lock_path(sid).parent.mkdir(parents=True, exist_ok=True)
+        fd = _try_lock(self._lock_path(sid))
+        if fd is None:
+            log.warning("session %s is in use by another process too", sid)
+            return
+        if not self._at_exit:
+            self._at_exit = True
+            atexit.register(self._release_all)  # a session loaded and left unfinished: no stale lock file
+        self._held[sid] = fd
+
+    def _release(self, sid: str) -> None:
+        if sid in self._held:
+            _unlock(self._lock_path(sid), self._held.pop(sid))
+
+    def _release_all(self) -> None:
+        if self._lock.acquire(timeout=5):  # at exit: never wait on a thread that will not let go
+            try:
+                for sid in list(self._held):
+                    self._release(sid)
+            finally:
+                self._lock.release()
+
     def save(self, shared: dict) -> Path:
         from .research.state import now_iso
 
@@ -115,25 +148,24 @@ class SessionStore:
         sid = shared["session_id"]
         target = self.path(sid)
         with self._lock:
-            self._lock_path(sid).parent.mkdir(parents=True, exist_ok=True)
-            if sid not in self._held and shared.get("status") not in FINISHED:
-                fd = _try_lock(self._lock_path(sid))
-                if fd is not None:
-                    self._held[sid] = fd
-                else:
-                    log.warning("session %s is in use by another process too", sid)
+            self.dir.mkdir(parents=True, exist_ok=True)
+            if shared.get("status") not in FINISHED:
+                self._hold(sid)
             write_text_atomic(target, data)
             try:
                 self.index.record(sid, shared, target)
             except (sqlite3.Error, OSError) as exc:  # the index is a cache: the next listing catches up
                 log.warning("session index not updated: %s", exc)
                 self.index.mark_stale()
-            if shared.get("status") in FINISHED and sid in self._held:
-                _unlock(self._lock_path(sid), self._held.pop(sid))
+            if shared.get("status") in FINISHED:
+                self._release(sid)
         return target
 
     def load(self, session_id: str) -> dict:
+        """A saved session (a writer store holds it from here: it is about to be resumed)."""
         p = self.resolve(session_id)
+        with self._lock:
+            self._hold(p.stem)
         try:
             return read_session(p)
         except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply

@@ -178,7 +178,7 @@ def main(argv: list[str]) -> int:
 
     settings = settings_or_exit(args)
 
-    store = SessionStore(settings.data_dir, warn=err)
+    store = SessionStore(settings.data_dir, warn=err, writer=False)
     try:
         if args.cmd == "list":
             return _list(store, args)
