@@ -38,6 +38,16 @@ def sessions(tmp_path) -> Path:
     return tmp_path / "data" / "sessions"
 
 
+@pytest.fixture
+def notes(cli, tmp_path) -> Path:
+    """A knowledge base to research in (`--tools kb` needs one that is not empty)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "dune.md").write_text("# Dune\n\nDune is a novel by Frank Herbert, published in 1965.\n")
+    assert cli("kb", "ingest", str(folder)).returncode == 0
+    return folder
+
+
 def ids_listed(stdout: str) -> list[str]:
     return [line.split()[0] for line in stdout.splitlines()]
 
@@ -67,7 +77,7 @@ def test_grep_finds_questions_in_any_case(cli, sessions):
     assert "2 of 2 matching 'ÉCOLE' (of 3)" in found.stdout.splitlines()[-1]
 
 
-def test_a_saved_session_is_in_the_index_before_anything_lists_it(cli, tmp_path):
+def test_a_saved_session_is_in_the_index_before_anything_lists_it(cli, tmp_path, notes):
     proc = cli("--tools", "kb", "--json", "Who wrote Dune?")
     sid = json.loads(proc.stdout)["session_id"]
     index = tmp_path / "data" / "sessions" / ".index" / "index.sqlite"
@@ -176,7 +186,7 @@ def test_prune_dry_run_then_prune_by_last_use(cli, sessions):
     assert bad.returncode == 2 and "30d" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_a_session_in_use_by_another_process_is_never_deleted(tmp_path, cli, sessions):
+def test_a_session_in_use_by_another_process_is_never_deleted(tmp_path, cli, sessions, notes):
     """A new question and an old session reopened with --resume, both at their feedback prompt, hold
     their sessions: delete and prune skip them whole, and delete them once those processes are done."""
     write_session(sessions, "old-one", "An old question", days_ago=40)
