@@ -123,7 +123,7 @@ class SessionIndex:
             self._upsert(db, name, row_of(shared), FileState(st.st_size, st.st_mtime_ns), None)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
     def forget(self, names: list[str]) -> None:
@@ -133,7 +133,7 @@ class SessionIndex:
             db.executemany("DELETE FROM sessions WHERE name=?", [(n,) for n in names])
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
     # ---- reading ---------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ class SessionIndex:
                 self._upsert(db, *row)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
     def rows(self, *, limit: int | None = None, grep: str = "") -> tuple[list[dict], int, int]:
@@ -270,6 +270,13 @@ class SessionIndex:
             (f"{n}.json", e)
             for n, e in self._conn().execute("SELECT name, error FROM sessions WHERE error IS NOT NULL")
         ]
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo the open transaction, if any: a Ctrl-C that lands just after COMMIT must stay a Ctrl-C,
+    not become "cannot rollback - no transaction is active" (which a save would log and go on)."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
 
 
 def damaged(exc: sqlite3.Error) -> bool:
