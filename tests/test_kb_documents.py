@@ -104,6 +104,23 @@ def test_html_title_is_the_pages_own_part_and_its_h1_and_pre_stay(capsys, data_d
     assert "```\ngizmo frobnicate --retries 12\ngizmo status\n```" in text
 
 
+def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path, data_dir):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    page = "<html><head><title>{} — Gizmo 1.2 documentation</title></head><body><p>{}</p></body></html>"
+    for name in ("Widget ordering", "Lock retries", "Status line"):
+        prose = f"The {name.lower()} page of the manual explains this part of the gizmo in plain words for readers."
+        (folder / f"{name.split()[0].lower()}.html").write_text(page.format(name, prose), encoding="utf-8")
+    (folder / "chapter.html").write_text(
+        "<html><head><title>Chapter 3: Wiring</title></head><body><h1>Chapter 3: Wiring</h1>"
+        "<p>Wiring the gizmo takes two cables and a steady hand, as this chapter shows in detail.</p></body></html>",
+        encoding="utf-8",
+    )
+    assert ingest(capsys, data_dir, folder)[0] == 0
+    assert search(capsys, data_dir, "lock retries")[0]["title"] == "Lock retries"
+    assert search(capsys, data_dir, "wiring cables")[0]["title"] == "Chapter 3: Wiring"
+
+
 def test_help_file_sections_become_heading_paths(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "teapot.txt")[0] == 0
     hit = search(capsys, data_dir, "steeptime seconds")[0]

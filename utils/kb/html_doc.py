@@ -20,6 +20,7 @@ from ..text import fold, tokenize
 from .structure import as_text, fenced, heading_line
 
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[—–|·»:-]|::)\s+|:\s+")
+_TITLE_TAG = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 _ANCHOR_MARKS = str.maketrans("", "", "¶§\u00b6\U0001f517")
 
@@ -33,12 +34,32 @@ def _overlap(a: str, b: str) -> float:
     return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
 
 
-def own_title(title_tag: str, h1: str, fallback: str) -> str:
-    """The page's own part of its <title>, chosen by its <h1>; `fallback` when that cannot tell."""
-    parts = [p for p in (_clean(x) for x in _TITLE_SEPARATORS.split(title_tag or "")) if p]
+def title_parts(title_tag: str) -> list[str]:
+    """A <title>'s parts between separators ("Page — Site 1.2 documentation": two parts)."""
+    return [p for p in (_clean(x) for x in _TITLE_SEPARATORS.split(title_tag or "")) if p]
+
+
+def site_parts(title_tags: list[str]) -> frozenset[str]:
+    """The parts many titles of one folder share at their start or end: the site's name, not a page's
+    (at least 3 titles and a third of those with several parts)."""
+    from collections import Counter
+
+    split = [p for p in map(title_parts, title_tags) if len(p) > 1]
+    ends = Counter(x for p in split for x in {p[0], p[-1]})
+    return frozenset(x for x, n in ends.items() if n >= 3 and n >= len(split) / 3)
+
+
+def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = frozenset()) -> str:
+    """The page's own part of its <title>, chosen by its <h1>; without an <h1>, the parts that are not
+    the site's (`site_parts`); `fallback` when that cannot tell."""
+    parts = title_parts(title_tag)
+    own = [p for p in parts if p not in site]
+    if not h1 and site and own != parts:
+        return " — ".join(own) if own else fallback
     if not h1 or not parts:
         return fallback
-    best = max(parts, key=lambda p: _overlap(p, h1))
+    whole = _clean(title_tag)
+    best = max([*parts, whole], key=lambda p: (_overlap(p, h1), p == whole))  # "Chapter 3: Foo" stays whole
     if _overlap(best, h1) == 0:
         return h1 if _overlap(fallback, h1) == 0 and len(parts) > 1 else fallback
     return best
@@ -82,7 +103,17 @@ def _page_parts(data: bytes):
     return title_tag, h1, headings, pres, rows
 
 
-def read_html(data: bytes, url: str, fallback_title: str) -> tuple[str, str]:
+def title_tag_of(data: bytes) -> str:
+    """A page's <title> text, read cheaply from its first 16 kB."""
+    m = _TITLE_TAG.search(data[:16384])
+    if not m:
+        return ""
+    from html import unescape
+
+    return _clean(unescape(m.group(1).decode("utf-8", "replace")))
+
+
+def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] = frozenset()) -> tuple[str, str]:
     """(title, text in the structured readers' form) of an HTML document."""
     from ..web.extract import extract
 
@@ -107,5 +138,5 @@ def read_html(data: bytes, url: str, fallback_title: str) -> tuple[str, str]:
             out.append(as_text(para))
     if h1 and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out):
         out.insert(0, heading_line(1, h1))
-    title = own_title(title_tag, h1, ex.title or fallback_title)
+    title = own_title(title_tag, h1, ex.title or fallback_title, site)
     return title, "\n\n".join(out)

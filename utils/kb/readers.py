@@ -114,10 +114,32 @@ def _read_asciidoc(data: bytes, path: Path) -> tuple[str, str, bool]:
     return (*read_asciidoc(_decode(data), _stem(path)), True)
 
 
-def _read_html(data: bytes, path: Path) -> tuple[str, str, bool]:
+def _read_html(data: bytes, path: Path, site: frozenset[str] = frozenset()) -> tuple[str, str, bool]:
     from .html_doc import read_html
 
-    return (*read_html(data, path.absolute().as_uri(), _stem(path)), True)  # relative paths too
+    return (*read_html(data, path.absolute().as_uri(), _stem(path), site), True)  # relative paths too
+
+
+def site_titles(files: list[Path]) -> dict[Path, frozenset[str]]:
+    """Per folder of HTML files, the title parts that name the site rather than a page (read from each
+    page's <title> before the pages are read)."""
+    from .html_doc import site_parts, title_tag_of
+
+    by_folder: dict[Path, list[str]] = {}
+    for f in files:
+        if kind_of(f)[0] == "html":
+            try:
+                with f.open("rb") as fh:
+                    head = fh.read(16384)
+            except OSError:
+                continue
+            if kind_of(f)[1]:
+                try:
+                    head = gzip.GzipFile(fileobj=io.BytesIO(head)).read(16384)
+                except (OSError, EOFError, zlib.error):
+                    continue
+            by_folder.setdefault(f.parent, []).append(title_tag_of(head))
+    return {folder: site_parts(titles) for folder, titles in by_folder.items()}
 
 
 def _read_pdf(data: bytes, path: Path) -> tuple[str, str, bool]:
@@ -151,9 +173,10 @@ _READERS = {
 }
 
 
-def read_document(path: Path) -> tuple[str, str, bytes, bool]:
+def read_document(path: Path, site: frozenset[str] = frozenset()) -> tuple[str, str, bytes, bool]:
     """(title, text, raw bytes, structured) of a supported file; KBError with a clear reason otherwise.
-    `structured`: the text marks headings and code in the structured readers' form."""
+    `structured`: the text marks headings and code in the structured readers' form. `site`: title
+    parts that name the site of an HTML file's folder (`site_titles`)."""
     kind, compressed = kind_of(path)
     if kind is None:
         raise _unsupported(path)
@@ -162,7 +185,7 @@ def read_document(path: Path) -> tuple[str, str, bytes, bool]:
     except OSError as exc:
         raise KBError(f"cannot read: {exc.strerror or exc}") from exc
     content = decompress(data) if compressed else data
-    title, text, structured = _READERS[kind](content, path)
+    title, text, structured = _read_html(content, path, site) if kind == "html" else _READERS[kind](content, path)
     title, text = composed(title), composed(text)  # a file name from macOS is decomposed
     if not text.strip():
         raise KBError("no text found" + (" (a scanned PDF without a text layer?)" if kind == "pdf" else ""))

@@ -55,7 +55,7 @@ from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
-from .readers import read_document, walk
+from .readers import read_document, site_titles, walk
 from .write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -339,6 +339,7 @@ class KnowledgeBase:
     ) -> IngestReport:
         """Ingest files and folders (recursive). `progress(done, total, path)` is called after each file."""
         files, errors, skipped = walk(paths)
+        sites = site_titles(files)  # the part of a folder's page titles that names the site
         report = IngestReport(errors=errors, skipped=skipped)
         pending: list[Doc] = []
         pending_words = 0
@@ -357,7 +358,7 @@ class KnowledgeBase:
         for n, f in enumerate(files, 1):
             source = valid_text(str(f.resolve()))  # a file name that is not UTF-8 keeps U+FFFD for its bytes
             try:
-                title, text, data, structured = read_document(f)
+                title, text, data, structured = read_document(f, sites.get(f.parent, frozenset()))
             except KBError as exc:
                 report.errors.append((str(f), str(exc)))
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the rest
