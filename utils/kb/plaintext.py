@@ -7,7 +7,8 @@ written: a first line naming the file by its tag (``*name.txt*  …``) is a head
 is the first line that ends in a tag (``Heading text    *tag*``); a line of tags alone
 (``*tag* *other-tag*``) heads the entry under it; tags and ``|links|`` read as their words; an
 example block (a line ending in `` >``, then indented lines, up to a line starting with ``<``)
-becomes fenced code; a column header's trailing `` ~`` is dropped.
+becomes fenced code; a column header's trailing `` ~`` is dropped; a line that starts at the margin
+with a term and a tab (``:earlier {N}m<TAB>Go to …``) starts a paragraph, so each entry is one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _TAGS_ONLY = re.compile(r"^\s*(?:\*[^*\s|]+\*\s*)+$")
 _LINK = re.compile(r"\|([^|\s]+)\|")
 _HEADER = re.compile(r"^\*[^*\s]+\*\s")
 _TITLED = re.compile(r"^(\S.*?\S)\s{2,}(?:\*[^*\s|]+\*\s*)+$")  # text, then its tags
+_ENTRY = re.compile(r"^\S[^\t]*\t")
 _EXAMPLE_START = re.compile(r"(?:^|\s)>[a-z]*\s*$")
 
 
@@ -108,6 +110,8 @@ def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
         if _EXAMPLE_START.search(line):
             line = _EXAMPLE_START.sub("", line)
             code = []
+        if _ENTRY.match(line):
+            out.append("")  # an entry (a term, a tab, what it does) starts a paragraph of its own
         out.append(as_text(_words(line)))
     if code is not None:
         out += ["", fenced(code)]
