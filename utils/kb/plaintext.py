@@ -4,7 +4,8 @@ A text file has clear section structure when it has at least two section marks: 
 (a row of 20+ ``=`` or ``-``: the next line is a section heading) or underlined headings (a line
 with a row of ``=``/``-`` of about its length under it). Such a file is read the way help files are
 written: a first line naming the file by its tag (``*name.txt*  …``) is a header, not text; the title
-is the first line that ends in a tag (``Heading text    *tag*``); a line of tags alone
+is the first line that ends in a tag (``Heading text    *tag*``) or a short line of its own at the margin
+before the first section (else the file's name); a line of tags alone
 (``*tag* *other-tag*``) heads the entry under it; tags and ``|links|`` read as their words; an
 example block (a line ending in `` >``, then indented lines, up to a line starting with ``<``)
 becomes fenced code; a column header's trailing `` ~`` is dropped; a line that starts at the margin
@@ -17,13 +18,13 @@ import re
 
 from .structure import as_text, fenced, heading_line
 
-_SEPARATOR = re.compile(r"^\s*(?:={20,}|-{20,})\s*$")
+_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})\s*$")
 _UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
 _TAG = re.compile(r"(?<![^\s(])\*([^*\s|]+)\*(?=[\s).,]|$)")
 _TAGS_ONLY = re.compile(r"^\s*(?:\*[^*\s|]+\*\s*)+$")
 _LINK = re.compile(r"\|([^|\s]+)\|")
 _HEADER = re.compile(r"^\*[^*\s]+\*\s")
-_TITLED = re.compile(r"^(\S.*?\S)\s{2,}(?:\*[^*\s|]+\*\s*)+$")  # text, then its tags
+_TITLED = re.compile(r"^\s*(\S.*?\S)\s{2,}(?:\*[^*\s|]+\*\s*)+$")  # text, then its tags
 _ENTRY = re.compile(r"^\S[^\t]*\t")
 _EXAMPLE_START = re.compile(r"(?:^|\s)>[a-z]*\s*$")
 
@@ -60,7 +61,7 @@ def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
     title = ""
     out: list[str] = []
     code: list[str] | None = None
-    heading_next = seen_separator = False
+    heading_next = seen_separator = seen_text = False
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -88,14 +89,13 @@ def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
             continue
         if heading_next:
             heading_next = False
-            head = _words(line).strip()
-            title = title or head
-            out += [heading_line(2, head), ""]
+            out += [heading_line(2, _words(line).strip()), ""]
             continue
         if _UNDERLINE.match(nxt) and not _UNDERLINE.match(line) and not line[:1].isspace():
             level = 2 if nxt.strip()[0] == "=" else 3
             head = _words(line).strip()
-            title = title or head
+            if not title and not seen_text:
+                title = head
             out += ["", heading_line(level, head), ""]
             i += 1
             continue
@@ -107,6 +107,13 @@ def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
             title = _words(m.group(1)).strip()
             out += [heading_line(1, title), ""]
             continue
+        if not title and not seen_separator and not seen_text and not line[:1].isspace() and not nxt.strip():
+            if len(line) <= 80 and not _TAGS_ONLY.match(line):  # a short line of its own opens the file
+                title = _words(line).strip().rstrip(".")
+                out += [heading_line(1, title), ""]
+                continue
+        if not line[:1].isspace() and not _TAGS_ONLY.match(line):
+            seen_text = True
         if _EXAMPLE_START.search(line):
             line = _EXAMPLE_START.sub("", line)
             code = []
