@@ -23,6 +23,7 @@ _FRONT = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?"
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.M)
 _YAML_COMMENT = re.compile(r"^<!--[ \t]*YAML\b(.*?)-->", re.S)
 _LEFT_REF = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")  # a reference link whose definition is missing
+_KEY = re.compile(r"^[\w-]+:(?:\s|$)")
 _URL_VALUE = re.compile(r"^\s*(?:-\s*)?[\w-]+:\s*\S+://\S*\s*$")
 
 _local = threading.local()
@@ -79,9 +80,11 @@ def _yaml_comment(html: str) -> list[str]:
             if stripped.endswith(":"):
                 continue  # a key that only opens a list
             items.append([stripped])
-        elif items:
+        elif items and _KEY.match(stripped):
             items[-1].append(stripped)
-    sentences = ["; ".join(parts).rstrip(".") + "." for parts in items]
+        elif items:  # a long value goes on over the next lines
+            items[-1][-1] += " " + stripped.strip("'\"")
+    sentences = [_inline(_parser().parseInline("; ".join(parts))[0].children).rstrip(".") + "." for parts in items]
     return [" ".join(sentences)] if sentences else []
 
 
