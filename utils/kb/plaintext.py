@@ -103,7 +103,7 @@ def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
             out += ["", heading_line(3, _words(line).strip()), ""]
             continue
         m = _TITLED.match(line)
-        if m and not title and not seen_separator:
+        if m and not title and not seen_separator and not seen_text:
             title = _words(m.group(1)).strip()
             out += [heading_line(1, title), ""]
             continue
