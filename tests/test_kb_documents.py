@@ -93,15 +93,29 @@ def test_asciidoc_reads_without_markup(capsys, data_dir):
     assert "```\nlantern --glow 7 hall\n```" in text
 
 
-def test_html_title_is_the_pages_own_part_and_its_h1_and_pre_stay(capsys, data_dir):
+def test_html_title_is_the_pages_own_part_and_its_pre_is_code(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "frobnicate.html")[0] == 0
     hit = search(capsys, data_dir, "maximum number of retries")[0]
     assert hit["title"] == "Frobnicate"  # not the site's "Gizmo 1.2 documentation"
     assert hit["section"] == "Frobnicate › Retry limits"
     text = all_text(data_dir, "frobnicate.html")
-    assert text.startswith("# Frobnicate\n\nThe frobnicate command rearranges")
+    assert text.startswith("The frobnicate command rearranges")  # its <h1> is the title, not repeated
     assert "¶" not in text and "Next topic" not in text
     assert "```\ngizmo frobnicate --retries 12\ngizmo status\n```" in text
+
+
+def test_an_h1_that_is_not_the_title_stays_in_the_text(tmp_path):
+    page = tmp_path / "wiring.html"
+    page.write_text(
+        "<html><head><title>Gizmo Manual</title></head><body><article><h1>Wiring the gizmo</h1>"
+        "<p>Wiring the gizmo takes two cables and a steady hand, as this chapter of the manual shows.</p>"
+        "<p>Each cable goes to the port of its own colour, the red one first and the blue one second.</p>"
+        "</article></body></html>",
+        encoding="utf-8",
+    )
+    title, text, _, structured = readers.read_document(page)
+    assert structured and title == "Gizmo Manual"
+    assert text.startswith("# Wiring the gizmo\n\nWiring the gizmo takes two cables")
 
 
 def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path, data_dir):

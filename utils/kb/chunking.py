@@ -176,6 +176,9 @@ def chunk_sections(
     fewer than SMALL_WORDS words, a heading alone, joins the next), each chunk labelled with the
     heading path of its first new piece that is not a heading line."""
     _check(target_words, overlap_words)
+    if len(sections) == 1:  # one section: the chunks of its text as it is
+        pieces, spans = chunk_spans(sections[0].text, target_words, overlap_words, max_words)
+        return pieces, spans, [sections[0].label] * len(spans)
     max_words = max(max_words, target_words)
     groups: list[list[Section]] = []
     words: list[int] = []

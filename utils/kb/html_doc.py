@@ -5,7 +5,9 @@ crawler, so its output for web pages is not changed here); this module then puts
 document needs and an article reader drops, by matching the extractor's paragraphs with the page's
 elements: a paragraph that is a heading (``<h1>``-``<h6>``) becomes a heading line with its level, one
 that is a ``<pre>`` becomes fenced code with its lines, and the ``<h1>`` is put back at the top when
-the extractor left it out (it took it as the headline).
+the extractor left it out (it took it as the headline) and it says more than the title chosen below
+(an ``<h1>`` equal to the title is already the document's title and the head of every heading path;
+repeated as the text's first line it would also displace the document's opening sentence).
 
 The title is the page's own part of its ``<title>``: a documentation set titles its pages
 "Page — Site 1.2 documentation" or "Site: Page"; of the parts between separators, the one closest
@@ -136,7 +138,7 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
             out.append(heading_line(level, _clean(key)))
         else:
             out.append(as_text(para))
-    if h1 and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out):
-        out.insert(0, heading_line(1, h1))
     title = own_title(title_tag, h1, ex.title or fallback_title, site)
+    if h1 and fold(h1) != fold(title) and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out):
+        out.insert(0, heading_line(1, h1))  # an <h1> that is not the title is put back; the title is the rest
     return title, "\n\n".join(out)
