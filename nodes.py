@@ -368,6 +368,7 @@ class KnowledgeBaseSearch(ToolNode):
             {
                 "url": h.source,
                 "title": h.title or h.source,
+                "section": h.section,  # heading path of the chunk ("Title › Section"), "" if none
                 "text": h.text,
                 "kind": "kb",
                 "tool": "kb",

@@ -120,6 +120,7 @@ class FakeKB:
             chunk=0,
             score=0.9,
             metadata={"session_id": None},
+            section="",
         )
         return [hit, *self.extra_hits]
 

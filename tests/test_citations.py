@@ -136,7 +136,9 @@ class CitingEngine(ScriptedEngine):
 def run_llm(answers):
     tools = FakeTools()
     tools.kb().extra_hits = [
-        SimpleNamespace(source=f"notes/{t}.md", title=t, text=text, id=f"{t}#0", chunk=0, score=0.8, metadata={})
+        SimpleNamespace(
+            source=f"notes/{t}.md", title=t, text=text, id=f"{t}#0", chunk=0, score=0.8, metadata={}, section=""
+        )
         for t, text in (("curie", CURIE), ("danube", DANUBE))
     ]
     engine = CitingEngine(answers)

@@ -131,9 +131,33 @@ def analyze(text: str) -> list[str]:
 _PARA_BREAK = re.compile(r"\n\s*\n|\n(?=[-*•#|])")
 
 
-def paragraphs(text: str) -> list[str]:
-    """The text's paragraphs (list items, headings and table rows each one of their own), single-spaced."""
+FENCE = "```"
+_FENCED = re.compile(r"^[ \t]*```[^\n`]*\n.*?^[ \t]*```[ \t]*$", re.M | re.S)
+
+
+def _plain_paragraphs(text: str) -> list[str]:
     return [p for p in (" ".join(part.split()) for part in _PARA_BREAK.split(text)) if p]
+
+
+def paragraphs(text: str) -> list[str]:
+    """The text's paragraphs (list items, headings and table rows each one of their own), single-spaced.
+    A fenced code block (```...``` on lines of their own) is one paragraph, kept with its lines."""
+    if FENCE not in text:
+        return _plain_paragraphs(text)
+    out: list[str] = []
+    at = 0
+    for m in _FENCED.finditer(text):
+        out += _plain_paragraphs(text[at : m.start()])
+        lines = [ln.rstrip() for ln in m.group(0).strip("\n").split("\n")]
+        out.append("\n".join([lines[0].strip(), *lines[1:-1], FENCE]))
+        at = m.end()
+    out += _plain_paragraphs(text[at:])  # an unclosed fence is not code
+    return out
+
+
+def is_code(paragraph: str) -> bool:
+    """Whether a paragraph (or a chunk's piece) is a fenced code block."""
+    return paragraph.startswith(FENCE) and paragraph.endswith(FENCE) and "\n" in paragraph
 
 
 _LIST_MARKER = re.compile(r"^[-*•+]\s+")
@@ -149,6 +173,9 @@ def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; keeps abbreviations like 'Dr.' attached."""
     out: list[str] = []
     for para in paragraphs(text):
+        if is_code(para):  # a code block is one piece, never cut into "sentences"
+            out.append(para)
+            continue
         parts = _SENT_SPLIT.split(para)
         buf = ""
         for part in parts:

@@ -10,6 +10,9 @@ rather than left as a tiny chunk that would rank on a handful of words.
 sentence), so a caller can analyse each piece once although the overlap repeats it in two
 chunks (the knowledge base does).
 
+`chunk_sections` does the same for a structured document (utils/kb/structure.py): within each
+top-level section, each chunk labelled with its heading path. A fenced code block is one piece.
+
 Standard library only (uses utils.text.paragraphs and split_sentences).
 """
 
@@ -17,12 +20,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..text import paragraphs, split_sentences
+from ..text import FENCE, is_code, paragraphs, split_sentences
+from .structure import Section, is_heading
 
 PIECE_SEP = "\n\n"  # between the sentences of a chunk: headings, list items and paragraphs stay apart
 TARGET_WORDS = 220
 OVERLAP_WORDS = 40
 MAX_WORDS = 320
+SMALL_WORDS = 20  # a top-level section this short (a title and a line) shares its chunk with the next
 
 
 class ChunkSize(NamedTuple):
@@ -48,12 +53,48 @@ def max_chunk_words(size: ChunkSize) -> int:
     return max(size.target_words, 2 * size.overlap_words + max(size.max_words, size.target_words))
 
 
-def _pieces(text: str, max_words: int) -> tuple[list[str], list[int]]:
+def _code_pieces(block: str, max_words: int) -> tuple[list[str], list[int]]:
+    """A fenced code block is one piece; an over-long one is cut between lines, each part fenced again."""
+    n = len(block.split())
+    if n <= max_words:
+        return [block], [n]
+    lines = block.split("\n")
+    opening, body = lines[0], lines[1:-1]
+    pieces: list[str] = []
+    sizes: list[int] = []
+    part: list[str] = []
+    words = 0
+    for line in [*body, None]:
+        w = len(line.split()) if line is not None else 0
+        if part and (line is None or words + w > max_words):
+            pieces.append("\n".join([opening, *part, FENCE]))
+            sizes.append(max(1, words))
+            part, words = [], 0
+        if line is not None:
+            part.append(line)
+            words += w
+    return pieces, sizes
+
+
+def _sentences(text: str) -> list[str]:
+    """A structured text's sentences: a heading line is one, whatever its full stops."""
+    out: list[str] = []
+    for para in paragraphs(text):
+        out += [para] if is_heading(para) else split_sentences(para)
+    return out
+
+
+def _pieces(text: str, max_words: int, structured: bool = False) -> tuple[list[str], list[int]]:
     """Sentences (single-spaced) and their word counts; over-long ones cut into max_words windows."""
     pieces: list[str] = []
     sizes: list[int] = []
-    for sent in split_sentences(text):  # whitespace is already collapsed to single spaces
+    for sent in _sentences(text) if structured else split_sentences(text):  # whitespace already collapsed
         if not sent:
+            continue
+        if is_code(sent):
+            p, n = _code_pieces(sent, max_words)
+            pieces += p
+            sizes += n
             continue
         n = sent.count(" ") + 1
         if n <= max_words:
@@ -87,6 +128,11 @@ def chunk_spans(
         paras = paragraphs(text)
         return ([PIECE_SEP.join(paras)], [(0, 1)]) if paras else ([], [])
     pieces, sizes = _pieces(text, max_words)
+    return pieces, _spans(sizes, target_words, overlap_words, max_words)
+
+
+def _spans(sizes: list[int], target_words: int, overlap_words: int, max_words: int) -> list[tuple[int, int]]:
+    """Chunks as (start, end) runs of pieces of these word counts."""
     spans: list[tuple[int, int]] = []
     start = 0  # first piece of the chunk being built
     carried = 0  # how many of its leading pieces are overlap from the previous chunk
@@ -115,7 +161,56 @@ def chunk_spans(
             spans[-1] = (spans[-1][0], end)  # a short tail joins the previous chunk
         else:
             spans.append((start, end))
-    return pieces, spans
+    return spans
+
+
+def chunk_sections(
+    sections: list[Section],
+    target_words: int = TARGET_WORDS,
+    overlap_words: int = OVERLAP_WORDS,
+    max_words: int = MAX_WORDS,
+) -> tuple[list[str], list[tuple[int, int]], list[str]]:
+    """(pieces, spans, labels) for a structured document: chunks as in `chunk_spans`, cut within each
+    top-level section (a chunk never holds the end of one and the start of the next; consecutive small
+    ones share a chunk while together they stay under a quarter of `target_words`, and a section of
+    fewer than SMALL_WORDS words, a heading alone, joins the next), each chunk labelled with the
+    heading path of its first new piece that is not a heading line."""
+    _check(target_words, overlap_words)
+    if len(sections) == 1:  # one section: the chunks of its text as it is
+        pieces, spans = chunk_spans(sections[0].text, target_words, overlap_words, max_words)
+        return pieces, spans, [sections[0].label] * len(spans)
+    max_words = max(max_words, target_words)
+    groups: list[list[Section]] = []
+    words: list[int] = []
+    for sec in sections:
+        n = len(sec.text.split())
+        if groups and (groups[-1][-1].top == sec.top or words[-1] + n <= target_words // 4 or words[-1] < SMALL_WORDS):
+            groups[-1].append(sec)
+            words[-1] += n
+        else:
+            groups.append([sec])
+            words.append(n)
+    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
+    labels: list[str] = []
+    for group in groups:
+        base = len(pieces)
+        owner: list[str] = []
+        sizes: list[int] = []
+        heads: list[bool] = []
+        for sec in group:
+            p, n = _pieces(sec.text, max_words, structured=True)
+            pieces += p
+            sizes += n
+            owner += [sec.label] * len(p)
+            heads += [is_heading(x) for x in p]
+        prev_end = 0
+        for a, b in _spans(sizes, target_words, overlap_words, max_words):
+            spans.append((base + a, base + b))
+            fresh = range(min(max(a, prev_end), b - 1), b)  # the pieces not carried over
+            labels.append(owner[next((k for k in fresh if not heads[k]), fresh[0])])
+            prev_end = b
+    return pieces, spans, labels
 
 
 def chunk_text(

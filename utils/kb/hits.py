@@ -19,11 +19,14 @@ class Hit:
     id: str = ""
     source_type: str = ""
     metadata: dict = field(default_factory=dict)
+    section: str = ""  # heading path, "Title › Section › Subsection" (" › "); "" when the document had none
 
     @classmethod
     def from_row(cls, rank: int, score: float, row: tuple) -> Hit:
         """From a `chunks` row selected as store._HIT_COLUMNS."""
-        _rid, cid, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id = row
+        _rid, cid, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id, section = (
+            row
+        )
         md = {
             "id": cid,
             "source": source,
@@ -36,7 +39,11 @@ class Hit:
         }
         if session_id:
             md["session_id"] = session_id
-        return cls(rank, float(score), source, title or "", chunk, text or "", cid, source_type or "", md)
+        if section:
+            md["section"] = section
+        return cls(
+            rank, float(score), source, title or "", chunk, text or "", cid, source_type or "", md, section or ""
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -44,6 +51,7 @@ class Hit:
             "score": round(self.score, 4),
             "source": self.source,
             "title": self.title,
+            "section": self.section,
             "chunk": self.chunk,
             "text": self.text,
             "id": self.id,

@@ -1,12 +1,20 @@
-"""Reading files for the knowledge base: .txt and .md as text, .html through the page extractor,
-.pdf through the one PDF reader; folders walked recursively. Bytes are decoded by utils.web.decode,
-the same decoder the crawler uses."""
+"""Reading files for the knowledge base, each kind as a document: Markdown (utils/kb/markdown.py),
+reStructuredText through docutils (rst.py), AsciiDoc (asciidoc.py), HTML through the page extractor
+with its headings, code and own title kept (html_doc.py), plain text with a help file's sections
+(plaintext.py), PDF through the one PDF reader; a gzip-compressed file (``name.md.gz``) is read as the
+kind its inner suffix names. Folders are walked recursively. Bytes are decoded by utils.web.decode,
+the same decoder the crawler uses.
+
+A structured reader's text marks headings and code one way (utils/kb/structure.py), from which each
+chunk gets its heading path."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import logging
 import os
-import re
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,34 +27,122 @@ FILE_TYPES = {
     ".txt": "text",
     ".md": "markdown",
     ".markdown": "markdown",
+    ".rst": "rst",
+    ".rest": "rst",
+    ".rst.txt": "rst",  # Sphinx publishes its sources as name.rst.txt
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
     ".html": "html",
     ".htm": "html",
     ".pdf": "pdf",
 }
+COMPRESSED = ".gz"
+MAX_DECOMPRESSED = 64 * 1024 * 1024  # a compressed document may not unpack to more (a gzip bomb)
 
 
-def _read_text(data: bytes, path: Path) -> tuple[str, str]:
+def _suffix(name: str) -> str:
+    """The file's type suffix, the two-part one (".rst.txt") first; "" if none."""
+    name = name.lower()
+    for suf in FILE_TYPES:
+        if suf.count(".") == 2 and name.endswith(suf) and len(name) > len(suf):
+            return suf
+    i = name.rfind(".")
+    return name[i:] if i > 0 else ""
+
+
+def kind_of(path: Path) -> tuple[str | None, bool]:
+    """(kind, compressed): the reader a file goes to (None: unsupported), and whether it is gzipped."""
+    name = path.name
+    compressed = name.lower().endswith(COMPRESSED) and len(name) > len(COMPRESSED)
+    if compressed:
+        name = name[: -len(COMPRESSED)]
+    return FILE_TYPES.get(_suffix(name)), compressed
+
+
+def _unsupported(path: Path) -> KBError:
+    kind, compressed = kind_of(path)
+    name = path.name[: -len(COMPRESSED)] if compressed else path.name
+    suffix = _suffix(name)
+    what = f"compressed {suffix or '(none)'!r}" if compressed else repr(suffix or "(none)")
+    supported = ", ".join(sorted(FILE_TYPES))
+    return KBError(f"unsupported file type {what} (supported: {supported}, and each of them gzipped as NAME.gz)")
+
+
+def decompress(data: bytes) -> bytes:
+    """A gzip file's content; KBError if it is damaged or unpacks to more than MAX_DECOMPRESSED bytes."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(MAX_DECOMPRESSED + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise KBError(f"not a readable gzip file ({exc})") from exc
+    if len(out) > MAX_DECOMPRESSED:
+        raise KBError(
+            f"unpacks to more than {MAX_DECOMPRESSED // (1024 * 1024)} MB; refused (unpack it yourself if it is meant)"
+        )
+    return out
+
+
+def _decode(data: bytes) -> str:
     from ..web.decode import decode_body
 
     if b"\x00" in data[:8192]:
         raise KBError("looks like a binary file, not text")
-    text, _ = decode_body(data, html=False)
-    title = path.stem
-    if path.suffix.lower() in (".md", ".markdown"):
-        m = re.search(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", text, re.M)
-        if m:
-            title = m.group(1).strip()
-    return title, text
+    return decode_body(data, html=False)[0]
 
 
-def _read_html(data: bytes, path: Path) -> tuple[str, str]:
-    from ..web.extract import extract
+def _read_text(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .plaintext import read_plain
 
-    ex = extract(data, url=path.absolute().as_uri())  # relative paths too
-    return (ex.title or path.stem), ex.text
+    return read_plain(_decode(data), _stem(path))
 
 
-def _read_pdf(data: bytes, path: Path) -> tuple[str, str]:
+def _read_markdown(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .markdown import read_markdown
+
+    return (*read_markdown(_decode(data), _stem(path)), True)
+
+
+def _read_rst(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .rst import read_rst
+
+    return (*read_rst(_decode(data), _stem(path)), True)
+
+
+def _read_asciidoc(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .asciidoc import read_asciidoc
+
+    return (*read_asciidoc(_decode(data), _stem(path)), True)
+
+
+def _read_html(data: bytes, path: Path, site: frozenset[str] = frozenset()) -> tuple[str, str, bool]:
+    from .html_doc import read_html
+
+    return (*read_html(data, path.absolute().as_uri(), _stem(path), site), True)  # relative paths too
+
+
+def site_titles(files: list[Path]) -> dict[Path, frozenset[str]]:
+    """Per folder of HTML files, the title parts that name the site rather than a page (read from each
+    page's <title> before the pages are read)."""
+    from .html_doc import site_parts, title_tag_of
+
+    by_folder: dict[Path, list[str]] = {}
+    for f in files:
+        if kind_of(f)[0] == "html":
+            try:
+                with f.open("rb") as fh:
+                    head = fh.read(16384)
+            except OSError:
+                continue
+            if kind_of(f)[1]:
+                try:
+                    head = gzip.GzipFile(fileobj=io.BytesIO(head)).read(16384)
+                except (OSError, EOFError, zlib.error):
+                    continue
+            by_folder.setdefault(f.parent, []).append(title_tag_of(head))
+    return {folder: site_parts(titles) for folder, titles in by_folder.items()}
+
+
+def _read_pdf(data: bytes, path: Path) -> tuple[str, str, bool]:
     from ..web.pdf import MAX_PAGES, read_pdf
 
     try:
@@ -55,24 +151,50 @@ def _read_pdf(data: bytes, path: Path) -> tuple[str, str]:
         raise KBError(str(exc)) from exc
     if pdf.truncated:
         log.warning("%s: only the first %d of its %d pages were read", path, MAX_PAGES, pdf.pages)
-    return (pdf.title or path.stem), pdf.text
+    return (pdf.title or path.stem), pdf.text, False
 
 
-_READERS = {"text": _read_text, "markdown": _read_text, "html": _read_html, "pdf": _read_pdf}
+def _stem(path: Path) -> str:
+    """The file's name without its type suffix (and .gz)."""
+    name = path.name
+    if name.lower().endswith(COMPRESSED):
+        name = name[: -len(COMPRESSED)]
+    suffix = _suffix(name)
+    return name[: -len(suffix)] if suffix and FILE_TYPES.get(suffix) else Path(name).stem
 
 
-def read_file(path: Path) -> tuple[str, str, bytes]:
-    """(title, text, raw bytes) of a supported file; KBError with a clear reason otherwise."""
-    kind = FILE_TYPES.get(path.suffix.lower())
+_READERS = {
+    "text": _read_text,
+    "markdown": _read_markdown,
+    "rst": _read_rst,
+    "asciidoc": _read_asciidoc,
+    "html": _read_html,
+    "pdf": _read_pdf,
+}
+
+
+def read_document(path: Path, site: frozenset[str] = frozenset()) -> tuple[str, str, bytes, bool]:
+    """(title, text, raw bytes, structured) of a supported file; KBError with a clear reason otherwise.
+    `structured`: the text marks headings and code in the structured readers' form. `site`: title
+    parts that name the site of an HTML file's folder (`site_titles`)."""
+    kind, compressed = kind_of(path)
     if kind is None:
-        raise KBError(f"unsupported file type {path.suffix or '(none)'!r} (supported: {', '.join(sorted(FILE_TYPES))})")
+        raise _unsupported(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise KBError(f"cannot read: {exc.strerror or exc}") from exc
-    title, text = map(composed, _READERS[kind](data, path))  # a file name from macOS is decomposed
+    content = decompress(data) if compressed else data
+    title, text, structured = _read_html(content, path, site) if kind == "html" else _READERS[kind](content, path)
+    title, text = composed(title), composed(text)  # a file name from macOS is decomposed
     if not text.strip():
         raise KBError("no text found" + (" (a scanned PDF without a text layer?)" if kind == "pdf" else ""))
+    return title, text, data, structured
+
+
+def read_file(path: Path) -> tuple[str, str, bytes]:
+    """(title, text, raw bytes) of a supported file; KBError with a clear reason otherwise."""
+    title, text, data, _ = read_document(path)
     return title, text, data
 
 
@@ -90,7 +212,7 @@ def walk(paths: Iterable[str | Path]) -> tuple[list[Path], list[tuple[str, str]]
                     f = Path(root) / name
                     if name.startswith("."):
                         continue
-                    if f.suffix.lower() in FILE_TYPES:
+                    if kind_of(f)[0] is not None:
                         files.append(f)
                     else:
                         skipped.append(str(f))

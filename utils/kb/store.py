@@ -56,7 +56,7 @@ from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
-from .readers import read_file, walk
+from .readers import read_document, site_titles, walk
 from .write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,9 @@ RRF_VECTOR_WEIGHT = 0.5  # vectors are the weaker signal (bench/kb.py)
 # numbers in docs/measurements.md).
 HNSW = {"space": "cosine", "ef_construction": 16, "ef_search": 1500}
 WRITE_BATCH_CHUNKS = 5000
-_HIT_COLUMNS = "rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id"
+_HIT_COLUMNS = (
+    "rid, id, source, chunk, title, text, content_hash, doc_hash, source_type, ingested_at, session_id, section"
+)
 
 
 def _now() -> str:
@@ -341,6 +343,7 @@ class KnowledgeBase:
     ) -> IngestReport:
         """Ingest files and folders (recursive). `progress(done, total, path)` is called after each file."""
         files, errors, skipped = walk(paths)
+        sites = site_titles(files)  # the part of a folder's page titles that names the site
         report = IngestReport(errors=errors, skipped=skipped)
         pending: list[Doc] = []
         pending_words = 0
@@ -359,7 +362,7 @@ class KnowledgeBase:
         for n, f in enumerate(files, 1):
             source = valid_text(str(f.resolve()))  # a file name that is not UTF-8 keeps U+FFFD for its bytes
             try:
-                title, text, data = read_file(f)
+                title, text, data, structured = read_document(f, sites.get(f.parent, frozenset()))
             except KBError as exc:
                 report.errors.append((str(f), str(exc)))
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the rest
@@ -370,7 +373,8 @@ class KnowledgeBase:
                 if known == doc_hash:
                     report.files_unchanged += 1
                 else:
-                    pending.append(Doc(source, valid_text(title.strip()[:300]), valid_text(text), "file", doc_hash))
+                    title = valid_text(title.strip()[:300])
+                    pending.append(Doc(source, title, valid_text(text), "file", doc_hash, structured=structured))
                     pending_words += len(text.split())
                     if known is None:
                         added_pending += 1
@@ -445,7 +449,7 @@ class KnowledgeBase:
             rows = (
                 self._conn()
                 .execute(
-                    f"SELECT id, source, chunk, title, text, source_type, session_id FROM chunks "
+                    f"SELECT id, source, chunk, title, text, source_type, session_id, section FROM chunks "
                     f"WHERE source IN ({marks}) AND chunk < ? ORDER BY source, chunk",
                     [*sources, per_source],
                 )
@@ -456,7 +460,7 @@ class KnowledgeBase:
             md = {"id": r[0], "source": r[1], "chunk": r[2], "title": r[3], "source_type": r[5]}
             if r[6]:
                 md["session_id"] = r[6]
-            hits.append(Hit(len(hits) + 1, 0.0, r[1], r[3] or "", r[2], r[4] or "", r[0], r[5] or "", md))
+            hits.append(Hit(len(hits) + 1, 0.0, r[1], r[3] or "", r[2], r[4] or "", r[0], r[5] or "", md, r[7] or ""))
         return hits
 
     def has_source(self, source: str) -> bool:

@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS sources(
 CREATE TABLE IF NOT EXISTS chunks(
     rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, source TEXT NOT NULL, chunk INTEGER NOT NULL,
     title TEXT, text TEXT, content_hash TEXT, doc_hash TEXT, source_type TEXT, ingested_at TEXT,
-    session_id TEXT);
+    session_id TEXT, section TEXT);
 CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks(source);
 CREATE INDEX IF NOT EXISTS sources_by_hash ON sources(doc_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, body, tokenize='unicode61 remove_diacritics 0');
@@ -57,6 +57,8 @@ def connect(file: Path) -> sqlite3.Connection:
     db.execute("PRAGMA cache_size=-32768")  # 32 MB page cache, 256 MB mmap: faster FTS5 queries
     db.execute("PRAGMA mmap_size=268435456")
     db.executescript(SCHEMA)
+    if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
+        db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
     return db
 
 
@@ -158,7 +160,9 @@ def repair(col, db: sqlite3.Connection, embed) -> None:
     for i in range(0, len(missing), CHROMA_BATCH):
         part = missing[i : i + CHROMA_BATCH]
         marks = ",".join("?" * len(part))
-        rows = db.execute(f"SELECT id, title, text FROM chunks WHERE id IN ({marks})", part).fetchall()
+        rows = db.execute(
+            f"SELECT id, coalesce(nullif(section, ''), title), text FROM chunks WHERE id IN ({marks})", part
+        ).fetchall()
         vecs = embed([(r[1] or "", r[2] or "") for r in rows])
         col.upsert(ids=[r[0] for r in rows], embeddings=vecs)
 

@@ -14,7 +14,8 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..text import analyze
-from .chunking import DEFAULT_SIZE, PIECE_SEP, ChunkSize, chunk_spans
+from .chunking import DEFAULT_SIZE, PIECE_SEP, ChunkSize, chunk_sections, chunk_spans
+from .structure import sections
 
 CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
 SQL_BATCH = 500  # sources per "IN (...)" query
@@ -30,6 +31,7 @@ class Doc:
     source_type: str
     doc_hash: str
     session_id: str | None = None
+    structured: bool = False  # text in the structured readers' form: chunks carry heading paths
 
     @classmethod
     def removal(cls, source: str) -> Doc:
@@ -54,10 +56,16 @@ class ChunkRow(NamedTuple):
     source_type: str
     ingested_at: str
     session_id: str | None
+    section: str = ""  # heading path ("Title › Section › Subsection"); "" for a document without structure
+
+    @property
+    def index_title(self) -> str:
+        """What retrieval reads as the chunk's title: its heading path, else the document's title."""
+        return self.section or self.title
 
     def metadata(self) -> dict:
         """Metadata for a Chroma server (None values left out: Chroma refuses them)."""
-        return {k: v for k in META_KEYS if (v := getattr(self, k)) is not None}
+        return {k: v for k in META_KEYS if (v := getattr(self, k)) is not None and (v or k != "section")}
 
     @classmethod
     def from_server(cls, cid: str, document: str | None, md: dict | None) -> ChunkRow:
@@ -73,6 +81,7 @@ class ChunkRow(NamedTuple):
             md.get("source_type", "file"),
             md.get("ingested_at", ""),
             md.get("session_id"),
+            md.get("section") or "",
         )
 
 
@@ -111,12 +120,20 @@ def build_rows(docs: list[Doc], now: str, size: ChunkSize = DEFAULT_SIZE) -> Bat
     batch = Batch(docs)
     for d in docs:
         # Analyse each sentence once, although the overlap puts some in two chunks.
-        pieces, spans = chunk_spans(d.text, *size)
-        title_terms = analyze(d.title)
-        title_col = " ".join(title_terms)
+        if d.structured:
+            pieces, spans, labels = chunk_sections(sections(d.title, d.text), *size)
+        else:
+            pieces, spans = chunk_spans(d.text, *size)
+            labels = [""] * len(spans)
+        doc_terms = analyze(d.title)
         piece_terms = [analyze(p) for p in pieces]
         piece_cols = [" ".join(t) for t in piece_terms]
+        label_terms: dict[str, list[str]] = {"": doc_terms}
         for i, (start, end) in enumerate(spans):
+            label = labels[i]
+            if label not in label_terms:
+                label_terms[label] = analyze(label)  # the heading path is indexed as the chunk's title
+            title_terms = label_terms[label]
             piece = PIECE_SEP.join(pieces[start:end])
             batch.rows.append(
                 ChunkRow(
@@ -130,10 +147,11 @@ def build_rows(docs: list[Doc], now: str, size: ChunkSize = DEFAULT_SIZE) -> Bat
                     d.source_type,
                     now,
                     d.session_id,
+                    label,
                 )
             )
             batch.terms.append((title_terms, list(chain.from_iterable(piece_terms[start:end]))))
-            batch.fts.append((title_col, " ".join(filter(None, piece_cols[start:end]))))
+            batch.fts.append((" ".join(title_terms), " ".join(filter(None, piece_cols[start:end]))))
     return batch
 
 
@@ -174,7 +192,7 @@ def upsert_vectors(col, batch: Batch, stale: list[str], embed: Embed, *, server:
     for i in range(0, len(batch.rows), CHROMA_BATCH):
         part = batch.rows[i : i + CHROMA_BATCH]
         t0 = time.perf_counter()
-        vecs = embed([(r.title, r.text) for r in part], [t + x for t, x in batch.terms[i : i + CHROMA_BATCH]])
+        vecs = embed([(r.index_title, r.text) for r in part], [t + x for t, x in batch.terms[i : i + CHROMA_BATCH]])
         t_embed += time.perf_counter() - t0
         ids = [r.id for r in part]
         if server:
@@ -199,7 +217,7 @@ def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[
         f"INSERT INTO chunks(rid, {CHUNK_COLUMNS}) VALUES({marks})", [(base + i, *r) for i, r in enumerate(rows)]
     )
     if fts is None:
-        fts = [(" ".join(analyze(r.title or "")), " ".join(analyze(r.text or ""))) for r in rows]
+        fts = [(" ".join(analyze(r.index_title or "")), " ".join(analyze(r.text or ""))) for r in rows]
     db.executemany(
         "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)", [(base + i, a, b) for i, (a, b) in enumerate(fts)]
     )

@@ -1,0 +1,212 @@
+"""Documents read as documents: each format's title, text without markup, heading paths, fenced code,
+gzip-compressed files; what `kb search` shows a user. Fixtures in tests/fixtures/docs were written
+for these tests."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from sleuth.utils.cli.kb import main
+from sleuth.utils.kb import readers
+from sleuth.utils.kb.chunking import chunk_sections
+from sleuth.utils.kb.store import KnowledgeBase
+from sleuth.utils.kb.structure import sections
+from sleuth.utils.text import paragraphs, split_sentences
+
+DOCS = Path(__file__).resolve().parent / "fixtures" / "docs"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch, tmp_path):
+    for var in ("SLEUTH_EMBEDDING", "SLEUTH_CHROMA_URL", "SLEUTH_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def ingest(capsys, data_dir: Path, *paths: Path) -> tuple[int, str, str]:
+    rc = main(["ingest", *map(str, paths), "--data-dir", str(data_dir)])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def search(capsys, data_dir: Path, query: str, k: int = 3) -> list[dict]:
+    rc = main(["search", query, "-k", str(k), "--json", "--data-dir", str(data_dir)])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    return json.loads(out)["hits"]
+
+
+def all_text(data_dir: Path, name: str) -> str:
+    kb = KnowledgeBase(data_dir / "kb")
+    try:
+        hits = [h for h in kb.chunks_of([str((DOCS / name).resolve())], per_source=50)]
+    finally:
+        kb.close()
+    return "\n\n".join(h.text for h in hits)
+
+
+def test_markdown_front_matter_is_the_title_and_never_text(capsys, data_dir):
+    assert ingest(capsys, data_dir, DOCS / "kettle-guide.md")[0] == 0
+    hit = search(capsys, data_dir, "default brewing temperature")[0]
+    assert hit["title"] == "Kettle Guide"
+    assert hit["section"] == "Kettle Guide › Installing"  # the path at the chunk's start; a short file is one chunk
+    assert "## Brewing temperature\n\nThe default brewing temperature" in hit["text"]  # a heading inside it
+    text = all_text(data_dir, "kettle-guide.md")
+    for markup in ("---", "title:", "description:", "](", "![", "<!--", "editor's note", "**"):
+        assert markup not in text
+    assert "See the download page for other systems." in text
+    assert "`96`" in text  # backticks around a code name stay
+    # the fenced block is kept whole, its "#" line is code, not the title or a heading
+    assert "```sh\n# this comment is not a heading\nkettle install --all\n```" in text
+
+
+def test_restructuredtext_reads_without_roles_directives_or_underlines(capsys, data_dir):
+    rc, out, err = ingest(capsys, data_dir, DOCS / "shelf-notes.rst")
+    assert rc == 0 and "ERROR" not in out + err and "Unknown" not in out + err
+    hit = search(capsys, data_dir, "how many keys can a shelf hold")[0]
+    assert hit["title"] == "Shelf Notes" and hit["section"] == "Shelf Notes › Storage limits"
+    assert "A shelf holds at most `MAX_KEYS` keys, that is 4096 keys per file." in hit["text"]
+    text = all_text(data_dir, "shelf-notes.rst")
+    for markup in (":ref:", ":func:", ":const:", ":doc:", "``shelf", ".. ", "===", "---", "System Message", "synopsis"):
+        assert markup not in text
+    assert "See the pickling rules and `open`." in text
+    assert "New in version 2.4: The writeback flag." in text
+    assert "Note: Close the shelf when done." in text and "other-page" in text
+    assert '```\nimport shelf\ndb = shelf.open("data")\n```' in text
+
+
+def test_asciidoc_reads_without_markup(capsys, data_dir):
+    assert ingest(capsys, data_dir, DOCS / "lantern-manual.adoc")[0] == 0
+    hit = search(capsys, data_dir, "default glow level")[0]
+    assert hit["title"] == "Lantern Manual"
+    assert hit["section"].startswith("Lantern Manual › Getting started")
+    text = all_text(data_dir, "lantern-manual.adoc")
+    for markup in ("{tool}", "link:", "[[", "<<", "*", "+logs+", ":toc:", "Ann Writer", "[source"):
+        assert markup not in text
+    assert "The lantern command lights rooms and writes logs.\n\nRead the FAQ and the flags section." in text
+    assert "```\nlantern --glow 7 hall\n```" in text
+
+
+def test_html_title_is_the_pages_own_part_and_its_pre_is_code(capsys, data_dir):
+    assert ingest(capsys, data_dir, DOCS / "frobnicate.html")[0] == 0
+    hit = search(capsys, data_dir, "maximum number of retries")[0]
+    assert hit["title"] == "Frobnicate"  # not the site's "Gizmo 1.2 documentation"
+    assert hit["section"] == "Frobnicate › Retry limits"
+    text = all_text(data_dir, "frobnicate.html")
+    assert text.startswith("The frobnicate command rearranges")  # its <h1> is the title, not repeated
+    assert "¶" not in text and "Next topic" not in text
+    assert "```\ngizmo frobnicate --retries 12\ngizmo status\n```" in text
+
+
+def test_an_h1_that_is_not_the_title_stays_in_the_text(tmp_path):
+    page = tmp_path / "wiring.html"
+    page.write_text(
+        "<html><head><title>Gizmo Manual</title></head><body><article><h1>Wiring the gizmo</h1>"
+        "<p>Wiring the gizmo takes two cables and a steady hand, as this chapter of the manual shows.</p>"
+        "<p>Each cable goes to the port of its own colour, the red one first and the blue one second.</p>"
+        "</article></body></html>",
+        encoding="utf-8",
+    )
+    title, text, _, structured = readers.read_document(page)
+    assert structured and title == "Gizmo Manual"
+    assert text.startswith("# Wiring the gizmo\n\nWiring the gizmo takes two cables")
+
+
+def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path, data_dir):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    page = "<html><head><title>{} — Gizmo 1.2 documentation</title></head><body><p>{}</p></body></html>"
+    for name in ("Widget ordering", "Lock retries", "Status line"):
+        prose = f"The {name.lower()} page of the manual explains this part of the gizmo in plain words for readers."
+        (folder / f"{name.split()[0].lower()}.html").write_text(page.format(name, prose), encoding="utf-8")
+    (folder / "chapter.html").write_text(
+        "<html><head><title>Chapter 3: Wiring</title></head><body><h1>Chapter 3: Wiring</h1>"
+        "<p>Wiring the gizmo takes two cables and a steady hand, as this chapter shows in detail.</p></body></html>",
+        encoding="utf-8",
+    )
+    assert ingest(capsys, data_dir, folder)[0] == 0
+    assert search(capsys, data_dir, "lock retries")[0]["title"] == "Lock retries"
+    assert search(capsys, data_dir, "wiring cables")[0]["title"] == "Chapter 3: Wiring"
+
+
+def test_help_file_sections_become_heading_paths(capsys, data_dir):
+    assert ingest(capsys, data_dir, DOCS / "teapot.txt")[0] == 0
+    hit = search(capsys, data_dir, "steeptime seconds")[0]
+    assert hit["title"] == "Teapot help"
+    assert hit["section"] == "Teapot help › 2. Options › 'steeptime' 'st'"
+    text = all_text(data_dir, "teapot.txt")
+    assert "*teapot" not in text and "|teapot-pouring|" not in text and "For Teapot version" not in text
+    assert "```\n:pour {cups}\n:pour 2\n```" in text
+    assert "The spout keeps dripping" in text
+
+
+def test_a_text_file_without_structure_is_read_as_it_is(tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("Plain words.\n\n# not a heading in a plain note\n", encoding="utf-8")
+    title, text, _, structured = readers.read_document(note)
+    assert (title, structured) == ("note", False) and text == note.read_text(encoding="utf-8")
+
+
+def test_gzip_compressed_documents_read_like_plain_ones(capsys, tmp_path, data_dir):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "kettle-guide.md.gz").write_bytes(gzip.compress((DOCS / "kettle-guide.md").read_bytes()))
+    (folder / "teapot.txt.gz").write_bytes(gzip.compress((DOCS / "teapot.txt").read_bytes()))
+    (folder / "kettle.json.gz").write_bytes(gzip.compress(b'{"title": "not a document"}'))
+    rc, out, err = ingest(capsys, data_dir, folder)
+    assert rc == 0 and "2 added" in out
+    hit = search(capsys, data_dir, "default brewing temperature")[0]
+    assert hit["title"] == "Kettle Guide" and hit["source"].endswith("kettle-guide.md.gz")
+    assert hit["section"] == "Kettle Guide › Installing"
+    assert "title:" not in hit["text"]
+    rc, out, err = ingest(capsys, data_dir, folder / "kettle.json.gz")
+    assert rc == 1 and "unsupported file type compressed '.json'" in err
+
+
+def test_a_gzip_bomb_or_a_damaged_gzip_is_refused_with_a_clear_reason(capsys, monkeypatch, tmp_path, data_dir):
+    bomb = tmp_path / "bomb.txt.gz"
+    bomb.write_bytes(gzip.compress(b"a" * 200_000))
+    broken = tmp_path / "broken.md.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00 this is not deflate data")
+    monkeypatch.setattr(readers, "MAX_DECOMPRESSED", 100_000)
+    rc, out, err = ingest(capsys, data_dir, bomb, broken)
+    assert rc == 1 and "Traceback" not in err
+    assert "bomb.txt.gz" in err and "unpacks to more than" in err
+    assert "broken.md.gz" in err and "not a readable gzip file" in err
+
+
+def test_chunks_do_not_straddle_top_level_sections():
+    body = " ".join(f"Alpha fact number {i} is about the first topic." for i in range(18))
+    other = " ".join(f"Beta fact number {i} is about the second topic." for i in range(18))
+    text = f"# Guide\n\n## First topic\n\n{body}\n\n## Second topic\n\n{other}\n"
+    pieces, spans, labels = chunk_sections(sections("Guide", text))
+    chunks = ["\n\n".join(pieces[a:b]) for a, b in spans]
+    assert labels == ["Guide › First topic", "Guide › Second topic"]
+    assert "Beta" not in chunks[0] and "Alpha" not in chunks[1]
+
+
+def test_a_fenced_block_is_one_paragraph_and_one_sentence():
+    text = "Run it like this:\n\n```sh\nmake all\n\nmake test. Then stop.\n```\n\nDone. Next."
+    code = "```sh\nmake all\n\nmake test. Then stop.\n```"
+    assert paragraphs(text) == ["Run it like this:", code, "Done. Next."]
+    assert split_sentences(text) == ["Run it like this:", code, "Done.", "Next."]
+
+
+def test_a_kb_from_the_previous_version_still_opens(capsys, tmp_path, data_dir):
+    assert ingest(capsys, data_dir, DOCS / "kettle-guide.md")[0] == 0
+    db = sqlite3.connect(data_dir / "kb" / "lexical.sqlite")
+    db.execute("ALTER TABLE chunks DROP COLUMN section")  # the table as the previous version made it
+    db.commit()
+    db.close()
+    hit = search(capsys, data_dir, "default brewing temperature")[0]
+    assert hit["title"] == "Kettle Guide" and hit["section"] == ""
+    copy = tmp_path / "teapot.txt"
+    shutil.copy(DOCS / "teapot.txt", copy)
+    assert ingest(capsys, data_dir, copy)[0] == 0  # and takes new documents, with their heading paths
+    assert search(capsys, data_dir, "steeptime seconds")[0]["section"].startswith("Teapot help › 2. Options")

@@ -1,0 +1,144 @@
+"""An HTML file read as a document for the knowledge base.
+
+The text is the page extractor's (utils/web/extract.py, tuned on articles and shared with the
+crawler, so its output for web pages is not changed here); this module then puts back what a
+document needs and an article reader drops, by matching the extractor's paragraphs with the page's
+elements: a paragraph that is a heading (``<h1>``-``<h6>``) becomes a heading line with its level, one
+that is a ``<pre>`` becomes fenced code with its lines, and the ``<h1>`` is put back at the top when
+the extractor left it out (it took it as the headline) and it says more than the title chosen below
+(an ``<h1>`` equal to the title is already the document's title and the head of every heading path;
+repeated as the text's first line it would also displace the document's opening sentence).
+
+The title is the page's own part of its ``<title>``: a documentation set titles its pages
+"Page — Site 1.2 documentation" or "Site: Page"; of the parts between separators, the one closest
+to the page's ``<h1>`` is the page's. Without an ``<h1>`` the extractor's title stands.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import fold, tokenize
+from .structure import as_text, fenced, heading_line
+
+_TITLE_SEPARATORS = re.compile(r"\s+(?:[—–|·»:-]|::)\s+|:\s+")
+_TITLE_TAG = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+_ANCHOR_MARKS = str.maketrans("", "", "¶§\u00b6\U0001f517")
+
+
+def _clean(text: str) -> str:
+    return " ".join((text or "").translate(_ANCHOR_MARKS).split())
+
+
+def _overlap(a: str, b: str) -> float:
+    ta, tb = set(tokenize(a)), set(tokenize(b))
+    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+
+
+def title_parts(title_tag: str) -> list[str]:
+    """A <title>'s parts between separators ("Page — Site 1.2 documentation": two parts)."""
+    return [p for p in (_clean(x) for x in _TITLE_SEPARATORS.split(title_tag or "")) if p]
+
+
+def site_parts(title_tags: list[str]) -> frozenset[str]:
+    """The parts many titles of one folder share at their start or end: the site's name, not a page's
+    (at least 3 titles and a third of those with several parts)."""
+    from collections import Counter
+
+    split = [p for p in map(title_parts, title_tags) if len(p) > 1]
+    ends = Counter(x for p in split for x in {p[0], p[-1]})
+    return frozenset(x for x, n in ends.items() if n >= 3 and n >= len(split) / 3)
+
+
+def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = frozenset()) -> str:
+    """The page's own part of its <title>, chosen by its <h1>; without an <h1>, the parts that are not
+    the site's (`site_parts`); `fallback` when that cannot tell."""
+    parts = title_parts(title_tag)
+    own = [p for p in parts if p not in site]
+    if not h1 and site and own != parts:
+        return " — ".join(own) if own else fallback
+    if not h1 or not parts:
+        return fallback
+    whole = _clean(title_tag)
+    best = max([*parts, whole], key=lambda p: (_overlap(p, h1), p == whole))  # "Chapter 3: Foo" stays whole
+    if _overlap(best, h1) == 0:
+        return h1 if _overlap(fallback, h1) == 0 and len(parts) > 1 else fallback
+    return best
+
+
+def _page_parts(data: bytes):
+    """(<title> text, first <h1> text, {heading text: level}, {pre text single-spaced: pre lines},
+    {a table row's first cell: its rows' cells}), texts single-spaced."""
+    from lxml import etree, html
+
+    from ..web.decode import decode_body
+
+    try:
+        text = _XML_DECLARATION.sub("", decode_body(data)[0].replace("\x00", ""), count=1)
+        root = html.document_fromstring(text)
+    except (etree.ParserError, ValueError):
+        return "", "", {}, {}, {}
+    etree.strip_elements(root, "script", "style", "template", etree.Comment, with_tail=False)
+    t = root.find(".//title")
+    title_tag = _clean(t.text_content()) if t is not None else ""
+    h1 = ""
+    headings: dict[str, int] = {}
+    pres: dict[str, list[str]] = {}
+    for el in root.iter("h1", "h2", "h3", "h4", "h5", "h6", "pre"):
+        text = el.text_content()
+        if el.tag == "pre":
+            pres.setdefault(" ".join(text.split()), text.split("\n"))
+            continue
+        text = _clean(text)
+        if text:
+            headings.setdefault(fold(text), int(el.tag[1]))
+            if el.tag == "h1" and not h1:
+                h1 = text
+    rows: dict[str, list[list[str]]] = {}
+    for tr in root.iter("tr"):
+        if tr.find(".//table") is not None:
+            continue
+        cells = [c for c in (" ".join(td.text_content().split()) for td in tr if td.tag in ("td", "th")) if c]
+        if len(cells) >= 2:
+            rows.setdefault(cells[0], []).append(cells)
+    return title_tag, h1, headings, pres, rows
+
+
+def title_tag_of(data: bytes) -> str:
+    """A page's <title> text, read cheaply from its first 16 kB."""
+    m = _TITLE_TAG.search(data[:16384])
+    if not m:
+        return ""
+    from html import unescape
+
+    return _clean(unescape(m.group(1).decode("utf-8", "replace")))
+
+
+def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """(title, text in the structured readers' form) of an HTML document."""
+    from ..web.extract import extract
+
+    ex = extract(data, url=url)
+    title_tag, h1, headings, pres, rows = _page_parts(data)
+    out: list[str] = []
+    paras = [p for p in ex.text.split("\n\n") if p.strip()]
+    keys = [" ".join(p.split()) for p in paras]
+    i = 0
+    while i < len(paras):
+        para, key = paras[i], keys[i]
+        i += 1
+        row = next((r for r in rows.get(key, ()) if keys[i - 1 : i - 1 + len(r)] == r), None)
+        if row:  # a table row the extractor gave as one paragraph per cell reads as one row
+            out.append("| " + " | ".join(row) + " |")
+            i += len(row) - 1
+        elif key in pres and "\n" in "\n".join(pres[key]).strip():
+            out.append(fenced(pres[key]) or key)
+        elif (level := headings.get(fold(_clean(key)))) is not None:
+            out.append(heading_line(level, _clean(key)))
+        else:
+            out.append(as_text(para))
+    title = own_title(title_tag, h1, ex.title or fallback_title, site)
+    if h1 and fold(h1) != fold(title) and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out):
+        out.insert(0, heading_line(1, h1))  # an <h1> that is not the title is put back; the title is the rest
+    return title, "\n\n".join(out)

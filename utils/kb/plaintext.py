@@ -1,0 +1,126 @@
+"""Plain text read as a document when it shows its structure, as-is otherwise.
+
+A text file has clear section structure when it has at least two section marks: separator lines
+(a row of 20+ ``=`` or ``-``: the next line is a section heading) or underlined headings (a line
+with a row of ``=``/``-`` of about its length under it). Such a file is read the way help files are
+written: a first line naming the file by its tag (``*name.txt*  …``) is a header, not text; the title
+is the first line that ends in a tag (``Heading text    *tag*``) or a short line of its own at the margin
+before the first section (else the file's name); a line of tags alone
+(``*tag* *other-tag*``) heads the entry under it; tags and ``|links|`` read as their words; an
+example block (a line ending in `` >``, then indented lines, up to a line starting with ``<``)
+becomes fenced code; a column header's trailing `` ~`` is dropped; a line that starts at the margin
+with a term and a tab (``:earlier {N}m<TAB>Go to …``) starts a paragraph, so each entry is one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .structure import as_text, fenced, heading_line
+
+_SEPARATOR = re.compile(r"^(?:={20,}|-{20,})\s*$")
+_UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,})\s*$")
+_TAG = re.compile(r"(?<![^\s(])\*([^*\s|]+)\*(?=[\s).,]|$)")
+_TAGS_ONLY = re.compile(r"^\s*(?:\*[^*\s|]+\*\s*)+$")
+_LINK = re.compile(r"\|([^|\s]+)\|")
+_HEADER = re.compile(r"^\*[^*\s]+\*\s")
+_TITLED = re.compile(r"^\s*(\S.*?\S)\s{2,}(?:\*[^*\s|]+\*\s*)+$")  # text, then its tags
+_ENTRY = re.compile(r"^\S[^\t]*\t")
+_EXAMPLE_START = re.compile(r"(?:^|\s)>[a-z]*\s*$")
+
+
+def _marks(lines: list[str]) -> int:
+    n = 0
+    for i, line in enumerate(lines):
+        if _SEPARATOR.match(line):
+            n += 1
+        elif i and _UNDERLINE.match(line) and lines[i - 1].strip() and not _UNDERLINE.match(lines[i - 1]):
+            if 0.5 * len(lines[i - 1].strip()) <= len(line.strip()) <= 2 * len(lines[i - 1].strip()) + 2:
+                n += 1
+    return n
+
+
+def _words(line: str) -> str:
+    """A line with its links read as words, its tags dropped (they are anchors, and the line says what
+    they name) unless the line is tags alone, a trailing " ~" dropped."""
+    if _TAGS_ONLY.match(line):
+        line = _TAG.sub(r"\1", line)
+    else:
+        line = _TAG.sub("", line)
+    line = _LINK.sub(r"\1", line)
+    return re.sub(r"\s~\s*$", "", line).rstrip()
+
+
+def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
+    """(title, text, structured): a structured text in the structured readers' form, else as it is."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if _marks(lines) < 2:
+        return fallback_title, text, False
+    if lines and _HEADER.match(lines[0]):
+        lines = lines[1:]
+    title = ""
+    out: list[str] = []
+    code: list[str] | None = None
+    heading_next = seen_separator = seen_text = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        i += 1
+        if code is not None:
+            if line.startswith("<"):
+                out += ["", fenced(code), ""]
+                code = None
+                line = line[1:]
+                if not line.strip():
+                    continue
+            elif not line.strip() or line[:1].isspace():
+                code.append(line)
+                continue
+            else:
+                out += ["", fenced(code), ""]
+                code = None
+        if _SEPARATOR.match(line):
+            heading_next = seen_separator = True
+            out.append("")
+            continue
+        if not line.strip():
+            out.append("")
+            continue
+        if heading_next:
+            heading_next = False
+            out += [heading_line(2, _words(line).strip()), ""]
+            continue
+        if _UNDERLINE.match(nxt) and not _UNDERLINE.match(line) and not line[:1].isspace():
+            level = 2 if nxt.strip()[0] == "=" else 3
+            head = _words(line).strip()
+            if not title and not seen_text:
+                title = head
+            out += ["", heading_line(level, head), ""]
+            i += 1
+            continue
+        if _TAGS_ONLY.match(line):
+            out += ["", heading_line(3, _words(line).strip()), ""]
+            continue
+        m = _TITLED.match(line)
+        if m and not title and not seen_separator and not seen_text:
+            title = _words(m.group(1)).strip()
+            out += [heading_line(1, title), ""]
+            continue
+        if not title and not seen_separator and not seen_text and not line[:1].isspace() and not nxt.strip():
+            if len(line) <= 80 and not _TAGS_ONLY.match(line):  # a short line of its own opens the file
+                title = _words(line).strip().rstrip(".")
+                out += [heading_line(1, title), ""]
+                continue
+        if not line[:1].isspace() and not _TAGS_ONLY.match(line):
+            seen_text = True
+        if _EXAMPLE_START.search(line):
+            line = _EXAMPLE_START.sub("", line)
+            code = []
+        if _ENTRY.match(line):
+            out.append("")  # an entry (a term, a tab, what it does) starts a paragraph of its own
+        out.append(as_text(_words(line)))
+    if code is not None:
+        out += ["", fenced(code)]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+    return title or fallback_title, body, True
