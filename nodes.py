@@ -15,6 +15,7 @@ from pocketflow import Node
 from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
+from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
@@ -72,7 +73,7 @@ class Decision(SleuthNode):
         s = self.rt.settings
         rt = self.rt
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
-        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else ["send_to_hitl"]
+        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else [HITL]
         reports = shared["analyzer_reports"]
         ctx = {
             "query": shared["original_query"],
@@ -96,11 +97,11 @@ class Decision(SleuthNode):
         ctx, forced = prep["ctx"], prep["forced"]
         if prep["first"]:  # the question names a page: read it before anything else
             why = "The question names this page: read it first."
-            first = {"action": "crawl_url", "query_or_url": " ".join(prep["first"]), "reasoning": why}
+            first = {"action": CRAWL, "query_or_url": " ".join(prep["first"]), "reasoning": why}
             return {**first, "stop": None, "result": None, "remapped_from": None}
         if forced:
             return {
-                "action": "send_to_hitl",
+                "action": HITL,
                 "query_or_url": "",
                 "reasoning": forced[1],
                 "stop": forced,
@@ -109,7 +110,7 @@ class Decision(SleuthNode):
             }
         if len(ctx["actions"]) == 1:
             return {
-                "action": "send_to_hitl",
+                "action": HITL,
                 "query_or_url": "",
                 "reasoning": "no tool is available",
                 "stop": ("no_tools", "no tool is configured or available"),
@@ -120,7 +121,7 @@ class Decision(SleuthNode):
         out = remap_decision(result.data, ctx["actions"], ctx["query"])
         out["result"] = result
         out["stop"] = None
-        if out["action"] == "send_to_hitl":
+        if out["action"] == HITL:
             if out["remapped_from"]:
                 out["stop"] = ("no_tools", f"{out['remapped_from']} is not available and nothing can replace it")
             else:
@@ -146,7 +147,7 @@ class Decision(SleuthNode):
             shared["pending"] = {}
             shared["status"] = "reporting"
             self.rt.ui.stopping(*stop)
-            return "send_to_hitl"
+            return HITL
         out["step"] = shared["iteration_count"] + 1
         shared["pending"] = out
         self.rt.ui.step(
@@ -159,9 +160,13 @@ class Decision(SleuthNode):
 
 
 class ToolNode(SleuthNode):
-    """Shared post-processing for tool nodes: history entry, sources, hand-off to the Analyzer."""
+    """Shared post-processing for tool nodes: history entry, sources, hand-off to the Analyzer.
+    Each runs one entry of the tool registry (utils/registry.py), given at construction."""
 
-    tool = ""
+    def __init__(self, rt, spec: ToolSpec):
+        super().__init__(rt)
+        self.spec = spec
+        self.tool = spec.tool  # its --tools name: the search backend to ask, the items' default tool
 
     def prep(self, shared):
         return {**shared["pending"], **self.prep_extra(shared), "started": time.monotonic()}
@@ -232,7 +237,10 @@ class ToolNode(SleuthNode):
         add_candidates(shared, (it for it in out.get("items", []) if it.get("kind") == "snippet"))
 
 
-class _SearchNode(ToolNode):
+class WebSearch(ToolNode):
+    """A web search through utils/web/search.py: `duckduckgo` is SearXNG when SEARXNG_URL is set, then
+    DuckDuckGo; `google` is Custom Search while configured and before 2027-01-01, else Gemini grounding."""
+
     def run_tool(self, pending):
         outcome = self.rt.tools.search().search(self.tool, pending["query_or_url"])
         items = [
@@ -260,23 +268,9 @@ class _SearchNode(ToolNode):
         }
 
 
-class DuckDuckGoSearch(_SearchNode):
-    """A general web search: SearXNG when SEARXNG_URL is set, then DuckDuckGo (utils/web/search.py)."""
-
-    tool = "duckduckgo"
-
-
-class GoogleSearch(_SearchNode):
-    """Google: Custom Search while configured and before 2027-01-01, else Gemini grounding."""
-
-    tool = "google"
-
-
 class WebCrawl(ToolNode):
     """Fetches one or more URLs concurrently (robots, SSRF and size rules in utils/crawl.py) and
     remembers what it read in the knowledge base unless --no-remember."""
-
-    tool = "crawl"
 
     MAX_URLS = 8
 
@@ -313,7 +307,7 @@ class WebCrawl(ToolNode):
         return {
             "ok": bool(items),
             "items": items,
-            "tool_used": "crawl" if items else None,
+            "tool_used": self.tool if items else None,
             "errors": errors,
             "error": error,
             "fetched": [r.url for r in results],
@@ -345,7 +339,6 @@ class KnowledgeBaseSearch(ToolNode):
     """The best chunks for the query, plus the best chunks of documents the top hits link to (an
     ingested HTML file's links are followed the way a crawl follows a page's: utils/kb/links.py)."""
 
-    tool = "kb"
     K = 10
     LINKED = 4
 
@@ -370,7 +363,7 @@ class KnowledgeBaseSearch(ToolNode):
                 "title": h.title or h.source,
                 "text": h.text,
                 "kind": "kb",
-                "tool": "kb",
+                "tool": self.tool,
                 "source_kind": "internal",
                 "kb_id": h.id,
                 "snippet": h.text[:200],
@@ -383,7 +376,7 @@ class KnowledgeBaseSearch(ToolNode):
         return {
             "ok": bool(items),
             "items": items,
-            "tool_used": "kb",
+            "tool_used": self.tool,
             "error": None if items else "no matching passages",
             "retrieval_confidence": round(max((h.score for h in hits), default=0.0), 3),
         }

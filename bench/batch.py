@@ -38,14 +38,15 @@ class SlowScriptedLLM:
 
     def decide(self, ctx):
         from sleuth.utils.engine.base import EngineResult
+        from sleuth.utils.registry import CRAWL, HITL, SEARCH_DDG
 
         self._wait()
         if not ctx["history"]:
-            d = {"next_action": "search_duckduckgo", "query_or_url": ctx["query"], "reasoning": "search"}
+            d = {"next_action": SEARCH_DDG, "query_or_url": ctx["query"], "reasoning": "search"}
         elif len(ctx["history"]) == 1 and ctx["candidate_urls"]:
-            d = {"next_action": "crawl_url", "query_or_url": ctx["candidate_urls"][0]["url"], "reasoning": "read"}
+            d = {"next_action": CRAWL, "query_or_url": ctx["candidate_urls"][0]["url"], "reasoning": "read"}
         else:
-            d = {"next_action": "send_to_hitl", "query_or_url": "", "reasoning": "done"}
+            d = {"next_action": HITL, "query_or_url": "", "reasoning": "done"}
         return EngineResult(d, self.name, usage={"calls": 1, "total": 100})
 
     def analyze(self, ctx):

@@ -261,7 +261,8 @@ def test_kb_search_skips_pages_this_session_already_read():
 
 def test_every_stop_reason_has_a_report_text_and_the_decision_schema_uses_the_action_vocabulary():
     from sleuth.utils.engine.base import DecisionModel
-    from sleuth.utils.research.actions import ACTIONS, STOP_REASONS
+    from sleuth.utils.registry import ACTIONS
+    from sleuth.utils.research.actions import STOP_REASONS
     from sleuth.utils.research.report import STOP_TEXT
 
     assert set(STOP_TEXT) == set(STOP_REASONS)

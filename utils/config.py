@@ -13,10 +13,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
+from .registry import TOOL_NAMES
+
 EMBEDDINGS = ("hash", "minilm", "gemini")  # the knowledge base's embeddings (utils/kb/embeddings.py)
 
 CSE_END = date(2027, 1, 1)  # Google's announced end of the Custom Search JSON API
-ALL_TOOLS = ("duckduckgo", "google", "crawl", "kb")
+ALL_TOOLS = TOOL_NAMES  # every tool in the registry (utils/registry.py), in its order
 
 # Every environment variable Sleuth reads (mirrored in .env.example).
 ENV_VARS = {
@@ -44,7 +46,7 @@ ENV_VARS = {
     "SLEUTH_MAX_ITERATIONS": "Research step budget (default 8)",
     "SLEUTH_TIME_LIMIT": "Wall-clock budget in seconds for each research round (default 300; 0 = none)",
     "SLEUTH_MAX_TOKENS": "LLM token budget for each research round (default 0 = none)",
-    "SLEUTH_TOOLS": "Comma-separated tools offered: duckduckgo,google,crawl,kb",
+    "SLEUTH_TOOLS": "Comma-separated tools offered: " + ",".join(TOOL_NAMES),
     "SLEUTH_CACHE_TTL": "Cache lifetime in seconds (default 86400)",
     "SLEUTH_ALLOW_PRIVATE_HOSTS": "1 to allow crawling loopback/private addresses",
     "SLEUTH_IGNORE_ROBOTS": "1 to ignore robots.txt",

@@ -21,15 +21,15 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from ..errors import EngineError  # noqa: F401 - re-exported for the engines
-from ..research.actions import ACTIONS
+from ..registry import ACTIONS, HITL, prompt_rules
 from .context import Section, pack
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"  # the checkout and the installed package alike
 
 
 class DecisionModel(BaseModel):
-    next_action: Literal[ACTIONS]  # the one vocabulary (research/actions.py)
-    query_or_url: str = Field(description="search query, one or more URLs separated by spaces, or '' for send_to_hitl")
+    next_action: Literal[ACTIONS]  # the tool registry's actions (utils/registry.py)
+    query_or_url: str = Field(description=f"search query, one or more URLs separated by spaces, or '' for {HITL}")
     reasoning: str
 
 
@@ -142,6 +142,7 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
             threshold=f"{ctx.get('threshold', 0.7):.2f}",
             steps_left=ctx.get("steps_left", "?"),
             actions=", ".join(tools),
+            tool_rules=prompt_rules(),
         )
 
     history = ctx.get("history", [])[-12:]

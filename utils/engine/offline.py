@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
+from ..registry import CRAWL, HITL, SEARCH_KB, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..text import (
     STOPWORDS,
@@ -29,7 +30,7 @@ from .base import EngineResult
 from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
 from .verdict import verdict
 
-WEB_SEARCH = ("search_duckduckgo", "search_google")
+WEB_SEARCH = WEB_SEARCHES
 MAX_FACTS_PER_ITEM = 3
 MAX_FACTS_PER_STEP = 16
 MAX_CRAWL_PER_STEP = 3
@@ -110,8 +111,8 @@ class OfflineEngine:
         def pick(action: str, q: str, why: str) -> EngineResult:
             return EngineResult({"next_action": action, "query_or_url": q, "reasoning": why}, self.name)
 
-        if fresh("search_kb", round_q):
-            return pick("search_kb", round_q, "Start with the local knowledge base: it is fast and private.")
+        if fresh(SEARCH_KB, round_q):
+            return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
         web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
         for a in web:
             if fresh(a, round_q):
@@ -123,7 +124,7 @@ class OfflineEngine:
         entities = salient_entities(facts, qterms)
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
-        if "crawl_url" in actions:
+        if CRAWL in actions:
             visited = set(ctx.get("visited_urls", []))
             scored = []
             for i, c in enumerate(ctx.get("candidate_urls", [])):
@@ -135,7 +136,7 @@ class OfflineEngine:
                     scored.append((-s, i, c["url"]))
             if scored:
                 urls = [u for _, _, u in sorted(scored)[:MAX_CRAWL_PER_STEP]]
-                return pick("crawl_url", " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
+                return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
 
         covered = set()
         for f in facts:
@@ -143,12 +144,12 @@ class OfflineEngine:
         residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
         for ent in entities:
             q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
-            for a in ("search_kb", *web):
+            for a in (SEARCH_KB, *web):
                 if fresh(a, q2):
                     return pick(a, q2, f"Follow the lead '{ent}' found in the sources.")
         return EngineResult(
             {
-                "next_action": "send_to_hitl",
+                "next_action": HITL,
                 "query_or_url": "",
                 "reasoning": "Nothing new left to try with the tools offered.",
             },
@@ -161,7 +162,7 @@ class OfflineEngine:
         query = ctx["query"]
         fb = feedback_terms(ctx.get("feedback", []))
         weights = _weights(query, fb)
-        step_q = ctx.get("query_or_url", "") if ctx.get("action") != "crawl_url" else ""
+        step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
         known = {fold(f["text"]) for f in ctx.get("facts", [])}
         excluded = set(ctx.get("excluded_sources", []))
 
