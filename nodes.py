@@ -493,7 +493,7 @@ class HITLOutput(SleuthNode):
                 shared["llm_fallbacks"].append(
                     {"step": shared["iteration_count"], "phase": "report", "error": result.error}
                 )
-        shared["model"] = getattr(self.rt.engine, "model", None) or shared.get("model")  # resolved by now
+        shared["model"] = self.rt.engine.model or shared.get("model")  # resolved by now
         shared["answer"] = out.answer
         shared["citations"] = summary(out.verification, out.regenerated)
         shared["final_answer"] = build_report(shared, out.answer)

@@ -22,15 +22,18 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
 
 as_package()
+from sleuth.utils.engine.protocol import BaseEngine  # noqa: E402
+
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
 
-class SlowScriptedLLM:
+class SlowScriptedLLM(BaseEngine):
     """Search, read the top result, report: 4 LLM calls per question, each `latency` seconds."""
 
     name = "fake-llm"
 
     def __init__(self, latency: float):
+        super().__init__()
         self.latency = latency
 
     def _wait(self):

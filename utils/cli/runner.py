@@ -95,7 +95,7 @@ def new_session(rt, query: str) -> dict:
     from ..research.state import new_shared
 
     shared = new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
-    shared["model"] = getattr(rt.engine, "model", None)
+    shared["model"] = rt.engine.model
     return shared
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..config import DEFAULT_CONFIDENCE
 from ..errors import EngineError  # noqa: F401 - re-exported for the engines
 from ..registry import ACTIONS, HITL, prompt_rules
 from .context import Section, pack
@@ -139,7 +140,7 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
             analyzer=p["analyzer"],
             feedback=p["feedback"],
             confidence=f"{ctx.get('confidence', 0.0):.2f}",
-            threshold=f"{ctx.get('threshold', 0.7):.2f}",
+            threshold=f"{ctx.get('threshold', DEFAULT_CONFIDENCE):.2f}",
             steps_left=ctx.get("steps_left", "?"),
             actions=", ".join(tools),
             tool_rules=prompt_rules(),

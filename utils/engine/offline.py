@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
+from ..config import DEFAULT_CONFIDENCE
 from ..registry import CRAWL, HITL, SEARCH_KB, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..text import (
@@ -27,6 +28,7 @@ from ..text import (
     without_marker,
 )
 from .base import EngineResult
+from .protocol import BaseEngine
 from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
 from .verdict import verdict
 
@@ -92,7 +94,7 @@ def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, t
     return out
 
 
-class OfflineEngine:
+class OfflineEngine(BaseEngine):
     name = "offline"
 
     # ------------------------------------------------------------ decision
@@ -304,9 +306,9 @@ class OfflineEngine:
         else:
             text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f['source']}]" for f in chosen])
         conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
-        if chosen and conf < ctx.get("threshold", 0.7):
+        if chosen and conf < ctx.get("threshold", DEFAULT_CONFIDENCE):
             text += (
-                f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', 0.7):.2f}: "
+                f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', DEFAULT_CONFIDENCE):.2f}: "
                 "treat this as a lead to check, not a settled answer._"
             )
         return EngineResult(text.strip(), self.name)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Literal, TypedDict
 
 from ..text import valid_text
+from ..usage import sum_usage
 
 SCHEMA_VERSION = 1
 
@@ -276,15 +277,14 @@ def add_candidates(shared: Shared, entries) -> None:
 
 
 def add_usage(shared: Shared, usage: dict | None) -> None:
+    """Count one engine call's tokens and cost into the session (utils/usage.py sums them)."""
     if not usage:
         return
-    tu = shared["token_usage"]
-    tu["calls"] += int(usage.get("calls", 1))
-    for k in ("prompt", "output", "total"):
-        tu[k] += int(usage.get(k) or 0)
+    total = {**shared["token_usage"], "cost_usd": shared.get("cost_usd", 0.0)}
+    sum_usage(total, usage)
     if "cost_usd" in usage:  # an engine with a price table entry says what the call cost, or None
-        spent, cost = shared.get("cost_usd", 0.0), usage["cost_usd"]
-        shared["cost_usd"] = None if spent is None or cost is None else spent + cost
+        shared["cost_usd"] = total["cost_usd"]
+    shared["token_usage"].update({k: total[k] for k in ("calls", "prompt", "output", "total")})
 
 
 def round_cost(shared: Shared) -> float | None:
