@@ -51,7 +51,7 @@ def run_flow(rt, shared: dict, start: str) -> dict:
     except KeyboardInterrupt:
         if shared.get("status") != "awaiting_feedback":  # a report was shown: resume at the feedback prompt
             shared["status"] = "interrupted"
-        shared["pending"] = {}
+        shared["pending"] = None
         shared["elapsed_ms"] = base + int((time.monotonic() - t0) * 1000)
         rt.checkpoint(shared)
         raise

@@ -64,7 +64,7 @@ class ScriptedEngine(BaseEngine):
 
     def analyze(self, ctx):
         self.analyze_calls.append(ctx)
-        facts = [{"fact": f"fact from {it['url']}", "source": it["source"], "score": 0.8} for it in ctx["items"][:2]]
+        facts = [{"fact": f"fact from {it.url}", "source": it.source, "score": 0.8} for it in ctx["items"][:2]]
         return EngineResult(
             {
                 "extracted_info": facts,

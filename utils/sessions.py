@@ -45,10 +45,10 @@ class SessionStore:
         return self.dir / f"{session_id}.json"
 
     def save(self, shared: dict) -> Path:
-        from .research.state import now_iso
+        from .research.state import now_iso, saved_form
 
         shared["updated_at"] = now_iso()
-        data = json.dumps(shared, ensure_ascii=False, indent=1)
+        data = json.dumps(saved_form(shared), ensure_ascii=False, indent=1)
         target = self.path(shared["session_id"])
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)

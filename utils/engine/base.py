@@ -171,10 +171,7 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
 
 
 def render_analyzer_prompt(ctx: dict, budget: int | None = None) -> str:
-    items = [
-        (f"[{it['source']}] {fence(it.get('title', ''))} <{it.get('url', '')}>", fence(it.get("text", ""))[:6000])
-        for it in ctx.get("items", [])[:30]
-    ]
+    items = [(f"[{it.source}] {fence(it.title)} <{it.url}>", fence(it.text)[:6000]) for it in ctx.get("items", [])[:30]]
 
     def render(p: dict[str, str]) -> str:
         return load_prompt("analyzer").substitute(
@@ -227,7 +224,7 @@ def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
 
 def clean_analysis(data: dict, ctx: dict) -> dict:
     """An LLM analysis keeps only non-empty facts that cite a source shown to it."""
-    valid = {it["source"] for it in ctx.get("items", [])}
+    valid = {it.source for it in ctx.get("items", [])}
     data["extracted_info"] = [
         {"fact": f["fact"], "source": f["source"], "score": 1.0}
         for f in data["extracted_info"]

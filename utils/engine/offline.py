@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlsplit
 from ..config import DEFAULT_CONFIDENCE
 from ..registry import CRAWL, HITL, SEARCH_KB, WEB_SEARCHES
 from ..research.feedback import feedback_terms
+from ..research.loopdata import ToolItem
 from ..text import (
     STOPWORDS,
     bare_title,
@@ -171,32 +172,32 @@ class OfflineEngine(BaseEngine):
         new_facts: list[dict] = []
         unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
 
-        def add(it: dict, score: float, qcov: float, sent: str) -> None:
+        def add(it: ToolItem, score: float, qcov: float, sent: str) -> None:
             known.add(fold(sent))
             fact = {
                 "fact": sent,
-                "source": it["source"],
+                "source": it.source,
                 "score": round(score, 3),
                 "qcov": round(qcov, 3),
-                "kind": it.get("kind", "page"),
+                "form": it.form,
             }
-            if it.get("kind") == "kb" and "score" in it:
-                fact["retrieval"] = round(float(it["score"]), 3)  # the KB's own retrieval score
+            if it.form == "kb" and it.score is not None:
+                fact["retrieval"] = round(float(it.score), 3)  # the KB's own retrieval score
             new_facts.append(fact)
 
         for it in ctx.get("items", []):
             # A page reached by a link is read for what it is about (its title), like a crawled page.
-            focus = _weights(it.get("title", "") if it.get("linked") else (step_q or it.get("title", "")))
+            focus = _weights(it.title if it.linked else (step_q or it.title))
             cands = []
             # A sentence about the document's subject (its opening one, or one opening with a pronoun:
             # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
             # American filmmaker" under "Ed Wood").
-            title_terms = term_set(bare_title(it.get("title", "")))
-            opens = bool(it.get("lead"))  # the text starts at the document's start
+            title_terms = term_set(bare_title(it.title))
+            opens = it.lead  # the text starts at the document's start
             # ...and when the question names that title, the opening sentence is kept however few of
             # the question's words it shares: it says what the named thing is.
-            named = opens and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
-            for i, sent in enumerate(split_sentences(it.get("text", ""))):
+            named = opens and bool(named_in(query, {0: title_phrase(it.title)}, weights))
+            for i, sent in enumerate(split_sentences(it.text)):
                 sent = without_marker(sent)
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
@@ -206,8 +207,8 @@ class OfflineEngine(BaseEngine):
                 score = max(qcov, 0.5 * fcov + 0.5 * qcov)
                 if score >= MIN_SCORE or (named and i == 0):
                     cands.append((max(score, MIN_SCORE), qcov, sent))
-                elif opens and it["source"] not in unread_leads:
-                    unread_leads[it["source"]] = (it, qcov, sent)
+                elif opens and it.source not in unread_leads:
+                    unread_leads[it.source] = (it, qcov, sent)
             cands.sort(key=lambda c: -c[0])
             for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
                 add(it, score, qcov, sent)
@@ -217,7 +218,7 @@ class OfflineEngine(BaseEngine):
         best = sorted(new_facts, key=lambda f: -f["score"])[:BRIDGE_FROM] + ctx.get("facts", [])[:BRIDGE_FROM]
         named_text = phrase(" ".join(f.get("fact", f.get("text", "")) for f in best))
         for src, (it, qcov, sent) in unread_leads.items():
-            if src not in have and (title_phrase(it.get("title", "")) or "\0") in named_text:
+            if src not in have and (title_phrase(it.title) or "\0") in named_text:
                 add(it, MIN_SCORE, qcov, sent)
         # Every document keeps its best passage (a linked page may hold the second half of the
         # answer while sharing few words with the question); the rest compete on score.
@@ -229,7 +230,7 @@ class OfflineEngine(BaseEngine):
         rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f["score"])
         new_facts = sorted(firsts + rest[: max(0, MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f["score"])
 
-        all_facts = [{"qcov": 0.0, "kind": "page", **f} for f in ctx.get("facts", [])] + [
+        all_facts = [{"qcov": 0.0, "form": "page", **f} for f in ctx.get("facts", [])] + [
             {"text": f["fact"], **{k: v for k, v in f.items() if k != "fact"}} for f in new_facts
         ]
         all_facts = [f for f in all_facts if f["source"] not in excluded]
@@ -240,9 +241,9 @@ class OfflineEngine(BaseEngine):
         ent_terms = set().union(*(term_set(e) for e in ents))
         urls: list[tuple[float, str]] = []
         for it in ctx.get("items", []):
-            if it.get("kind") == "snippet" and it.get("url", "").startswith("http"):
-                urls.append((len(term_set(it.get("title", "") + " " + it.get("text", "")) & qterms) + 0.5, it["url"]))
-            for link in it.get("links", [])[:300]:
+            if it.form == "snippet" and it.url.startswith("http"):
+                urls.append((len(term_set(it.title + " " + it.text) & qterms) + 0.5, it.url))
+            for link in it.links[:300]:
                 slug = _slug_terms(link)
                 s = len(slug & qterms) + 1.5 * len(slug & ent_terms)
                 if s > 0:
@@ -293,8 +294,8 @@ class OfflineEngine(BaseEngine):
         excluded = set(ctx.get("excluded_sources", []))
         facts = [f for f in ctx.get("facts", []) if f["source"] not in excluded]
         facts.sort(key=lambda f: (-f.get("qcov", 0), -f.get("score", 0)))
-        full_text_sources = {f["source"] for f in facts if f.get("kind") in ("page", "kb")}
-        facts = [f for f in facts if not (f.get("kind") == "snippet" and f["source"] in full_text_sources)]
+        full_text_sources = {f["source"] for f in facts if f.get("form") in ("page", "kb")}
+        facts = [f for f in facts if not (f.get("form") == "snippet" and f["source"] in full_text_sources)]
         chosen = choose(query, facts, ctx.get("sources", []), weights)
         decided = verdict(query, chosen, facts, ctx.get("sources", []), weights)
         if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
@@ -317,15 +318,15 @@ class OfflineEngine(BaseEngine):
 def _trust(fact: dict) -> float:
     """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
     passage counts in proportion to the KB's own retrieval score."""
-    if fact.get("kind") == "snippet":
+    if fact.get("form") == "snippet":
         return 0.75
-    if fact.get("kind") == "kb" and "retrieval" in fact:
+    if fact.get("form") == "kb" and "retrieval" in fact:
         return 0.6 + 0.4 * fact["retrieval"]
     return 1.0
 
 
 def _sentence(fact: dict) -> str:
     text = fact["text"].strip()
-    if fact.get("kind") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
+    if fact.get("form") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
         text += "\u2026"  # search snippets are cut short: say so
     return text

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..registry import BY_ACTION, HITL, TOOLS, takes_urls
+from .loopdata import Choice
 from .loopguard import split_urls
 
 STOP_REASONS = (
@@ -29,21 +30,21 @@ def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     return [t.action for t in TOOLS if t.tool in s.tools and t.available(s, kb_available)] + [HITL]
 
 
-def remap_decision(decision: dict, actions: list[str], query: str) -> dict:
+def remap_decision(decision: dict, actions: list[str], query: str) -> Choice:
     """Make the engine's choice executable with the tools offered; record what was changed."""
     action, q = decision["next_action"], (decision.get("query_or_url") or "").strip()
-    out = {"action": action, "query_or_url": q, "reasoning": decision.get("reasoning", ""), "remapped_from": None}
+    out = Choice(action, q, decision.get("reasoning", ""))
     if takes_urls(action) and action in actions and not split_urls(q):
-        out["remapped_from"] = action
+        out.remapped_from = action
         action = BY_ACTION[action].fallbacks[0]  # the engine gave no URL: search for what it wrote instead
     if action not in actions:
         alternatives = [a for a in (BY_ACTION[action].fallbacks if action in BY_ACTION else ()) if a in actions]
-        out["remapped_from"] = out["remapped_from"] or action
+        out.remapped_from = out.remapped_from or action
         if not alternatives:
-            out.update(action=HITL, query_or_url="")
+            out.action, out.query_or_url = HITL, ""
             return out
         action = alternatives[0]
-    if action != HITL and (not q or takes_urls(out["remapped_from"])):
+    if action != HITL and (not q or takes_urls(out.remapped_from)):
         q = query  # nothing usable to search for (empty, or URLs meant for the crawler): use the question
-    out.update(action=action, query_or_url=q)
+    out.action, out.query_or_url = action, q
     return out
