@@ -37,7 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
 
 as_package()
-from sleuth.utils.config import DEFAULT_CONFIDENCE  # noqa: E402
+from sleuth.utils.config import DEFAULT_CONFIDENCE, DEFAULT_MAX_ITERATIONS  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
@@ -62,7 +62,7 @@ def main() -> int:
     ap.add_argument(
         "--kb-extra", nargs="*", default=[], metavar="DIR", help="with --kb: more folders to ingest (distractors)"
     )
-    ap.add_argument("--max-iterations", type=int, default=8)
+    ap.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS)
     ap.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
     args = ap.parse_args()
     if not EVAL.is_dir():
