@@ -1,8 +1,8 @@
 """Sleuth's research graph (see docs/design.md for the diagram).
 
-QueryInput -> Decision -(search_duckduckgo|search_google|crawl_url|search_kb)-> tool -> Analyzer -> Decision
-Decision -(send_to_hitl)-> HITLOutput -> HumanFeedback -(research)-> Decision
-                                                       -(done)-> end
+QueryInput -> Decision -(each tool's action, utils/registry.py)-> tool -> Analyzer -> Decision
+Decision -(hand over)-> HITLOutput -> HumanFeedback -(research)-> Decision
+                                                    -(done)-> end
 """
 
 from __future__ import annotations
@@ -12,21 +12,9 @@ import warnings
 
 from pocketflow import Flow
 
-from .nodes import (
-    ANALYZE,
-    DECIDE,
-    FEEDBACK,
-    RESEARCH,
-    Analyzer,
-    Decision,
-    DuckDuckGoSearch,
-    GoogleSearch,
-    HITLOutput,
-    HumanFeedback,
-    KnowledgeBaseSearch,
-    QueryInput,
-    WebCrawl,
-)
+from . import nodes
+from .nodes import ANALYZE, DECIDE, FEEDBACK, RESEARCH, Analyzer, Decision, HITLOutput, HumanFeedback, QueryInput
+from .utils.registry import HITL, TOOLS
 
 STARTS = ("query", "decision", "report", "feedback")
 
@@ -36,19 +24,14 @@ def build_flow(rt, start: str = "query") -> Flow:
     session restarts at `decision` (research), `report`, or `feedback` (re-research)."""
     query, decision, analyzer = QueryInput(rt), Decision(rt), Analyzer(rt)
     hitl, feedback = HITLOutput(rt), HumanFeedback(rt)
-    tools = {
-        "search_duckduckgo": DuckDuckGoSearch(rt),
-        "search_google": GoogleSearch(rt),
-        "crawl_url": WebCrawl(rt),
-        "search_kb": KnowledgeBaseSearch(rt),
-    }
+    tools = {spec.action: getattr(nodes, spec.node)(rt, spec) for spec in TOOLS}  # utils/registry.py
 
     query - DECIDE >> decision
     for action, node in tools.items():
         decision - action >> node
         node - ANALYZE >> analyzer
     analyzer - DECIDE >> decision
-    decision - "send_to_hitl" >> hitl
+    decision - HITL >> hitl
     hitl - FEEDBACK >> feedback
     feedback - RESEARCH >> decision
     # feedback - "done" has no successor: the flow ends.
@@ -68,7 +51,7 @@ def run_flow(rt, shared: dict, start: str) -> dict:
     except KeyboardInterrupt:
         if shared.get("status") != "awaiting_feedback":  # a report was shown: resume at the feedback prompt
             shared["status"] = "interrupted"
-        shared["pending"] = {}
+        shared["pending"] = None
         shared["elapsed_ms"] = base + int((time.monotonic() - t0) * 1000)
         rt.checkpoint(shared)
         raise

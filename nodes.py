@@ -9,14 +9,17 @@ runtime dependencies given at construction. After every step the session is save
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 from pocketflow import Node
 
 from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
+from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
+from .utils.research.loopdata import Analysis, Choice, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 from .utils.text import valid_text
@@ -72,7 +75,7 @@ class Decision(SleuthNode):
         s = self.rt.settings
         rt = self.rt
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
-        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else ["send_to_hitl"]
+        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else [HITL]
         reports = shared["analyzer_reports"]
         ctx = {
             "query": shared["original_query"],
@@ -96,121 +99,112 @@ class Decision(SleuthNode):
         ctx, forced = prep["ctx"], prep["forced"]
         if prep["first"]:  # the question names a page: read it before anything else
             why = "The question names this page: read it first."
-            first = {"action": "crawl_url", "query_or_url": " ".join(prep["first"]), "reasoning": why}
-            return {**first, "stop": None, "result": None, "remapped_from": None}
+            return {"choice": Choice(CRAWL, " ".join(prep["first"]), why), "stop": None, "result": None}
         if forced:
-            return {
-                "action": "send_to_hitl",
-                "query_or_url": "",
-                "reasoning": forced[1],
-                "stop": forced,
-                "result": None,
-                "remapped_from": None,
-            }
+            return {"choice": Choice(HITL, "", forced[1]), "stop": forced, "result": None}
         if len(ctx["actions"]) == 1:
-            return {
-                "action": "send_to_hitl",
-                "query_or_url": "",
-                "reasoning": "no tool is available",
-                "stop": ("no_tools", "no tool is configured or available"),
-                "result": None,
-                "remapped_from": None,
-            }
+            stop = ("no_tools", "no tool is configured or available")
+            return {"choice": Choice(HITL, "", "no tool is available"), "stop": stop, "result": None}
         result = self.rt.engine.decide(ctx)
-        out = remap_decision(result.data, ctx["actions"], ctx["query"])
-        out["result"] = result
-        out["stop"] = None
-        if out["action"] == "send_to_hitl":
-            if out["remapped_from"]:
-                out["stop"] = ("no_tools", f"{out['remapped_from']} is not available and nothing can replace it")
+        choice = remap_decision(result.data, ctx["actions"], ctx["query"])
+        stop = None
+        if choice.action == HITL:
+            if choice.remapped_from:
+                stop = ("no_tools", f"{choice.remapped_from} is not available and nothing can replace it")
             else:
-                out["stop"] = (result.extra.get("stop_reason", "decided"), out["reasoning"] or "engine chose to stop")
-        return out
+                stop = (result.extra.get("stop_reason", "decided"), choice.reasoning or "engine chose to stop")
+        return {"choice": choice, "stop": stop, "result": result}
 
     def post(self, shared, prep, out):
-        result = out.pop("result")
+        result, choice = out["result"], out["choice"]
         if result is not None:
             add_usage(shared, result.usage)
             if result.fallback:
                 shared["llm_fallbacks"].append(
                     {"step": shared["iteration_count"] + 1, "phase": "decision", "error": result.error}
                 )
-        stop = out.pop("stop")
+        stop = out["stop"]
         left = self.rt.time_left()
         if not stop and left is not None and left <= 0:  # the engine's answer came too late: no new step
             stop = ("time_limit", "the time limit for this round is spent")
         if not stop:
-            stop = post_decision_check(shared, out["action"], out["query_or_url"])
+            stop = post_decision_check(shared, choice.action, choice.query_or_url)
         if stop:
             shared["stop_reason"], shared["stop_detail"] = stop
-            shared["pending"] = {}
+            shared["pending"] = None
             shared["status"] = "reporting"
             self.rt.ui.stopping(*stop)
-            return "send_to_hitl"
-        out["step"] = shared["iteration_count"] + 1
-        shared["pending"] = out
+            return HITL
+        pending = PendingStep(shared["iteration_count"] + 1, choice)
+        shared["pending"] = pending
         self.rt.ui.step(
-            out["step"],
+            pending.step,
             shared.get("round_start_iteration", 0) + self.rt.settings.max_iterations,
-            out["action"],
-            out["query_or_url"],
+            choice.action,
+            choice.query_or_url,
         )
-        return out["action"]
+        return choice.action
 
 
 class ToolNode(SleuthNode):
-    """Shared post-processing for tool nodes: history entry, sources, hand-off to the Analyzer."""
+    """Shared post-processing for tool nodes: history entry, sources, hand-off to the Analyzer.
+    Each runs one entry of the tool registry (utils/registry.py), given at construction."""
 
-    tool = ""
+    def __init__(self, rt, spec: ToolSpec):
+        super().__init__(rt)
+        self.spec = spec
+        self.tool = spec.tool  # its --tools name: the search backend to ask, the items' default tool
 
     def prep(self, shared):
-        return {**shared["pending"], **self.prep_extra(shared), "started": time.monotonic()}
+        pending: PendingStep = shared["pending"]
+        job = {"pending": pending, "query_or_url": pending.query_or_url, **self.prep_extra(shared)}
+        return {**job, "started": time.monotonic()}
 
     def prep_extra(self, shared) -> dict:
         """What a tool needs from the store beyond the pending decision."""
         return {}
 
-    def run_tool(self, pending) -> dict:
+    def run_tool(self, job: dict) -> dict:
+        """The tool's outcome: {"ok", "items": [ToolItem], "tool_used", "error", "errors", ...}."""
         raise NotImplementedError
 
-    def exec(self, pending):
-        out = call_within(self.rt.time_left(), self.run_tool, pending)  # abandoned at the time limit
-        out["elapsed_ms"] = int((time.monotonic() - pending["started"]) * 1000)
+    def exec(self, job):
+        out = call_within(self.rt.time_left(), self.run_tool, job)  # abandoned at the time limit
+        out["elapsed_ms"] = int((time.monotonic() - job["started"]) * 1000)
         return out
 
-    def exec_fallback(self, pending, exc):
+    def exec_fallback(self, job, exc):
         """PocketFlow's hook once exec has failed: a failed tool is recorded and the loop goes on."""
         return {
             "ok": False,
             "error": (str(exc) if isinstance(exc, TimeLimitExceeded) else f"{type(exc).__name__}: {exc}")[:300],
             "items": [],
             "tool_used": None,
-            "elapsed_ms": int((time.monotonic() - pending["started"]) * 1000),
+            "elapsed_ms": int((time.monotonic() - job["started"]) * 1000),
         }
 
-    def post(self, shared, pending, out):
-        items = []
-        for it in out.get("items", []):
-            n = add_source(
+    def post(self, shared, job, out):
+        pending: PendingStep = job["pending"]
+        items: list[ToolItem] = out.get("items", [])
+        for it in items:
+            it.source = add_source(
                 shared,
-                url=it["url"],
-                title=it.get("title", ""),
-                tool=it.get("tool", self.tool),
-                kind=it.get("source_kind", "external"),
-                snippet=it.get("snippet", ""),
-                kb_id=it.get("kb_id"),
-                redirected_from=it.get("requested", ""),
-                text=it.get("text", ""),
+                url=it.url,
+                title=it.title,
+                tool=it.tool or self.tool,
+                kind="internal" if it.internal else "external",
+                snippet=it.snippet,
+                kb_id=it.kb_id,
+                redirected_from=it.requested,
+                text=it.text,
             )
-            keep = ("title", "url", "text", "kind", "links", "score", "linked", "lead")
-            items.append({**{k: v for k, v in it.items() if k in keep}, "source": n})
         entry = {
-            "step": pending["step"],
-            "action": pending["action"],
-            "query_or_url": pending["query_or_url"],
-            "reasoning": pending.get("reasoning", ""),
+            "step": pending.step,
+            "action": pending.action,
+            "query_or_url": pending.query_or_url,
+            "reasoning": pending.decision.reasoning,
             "tool_used": out.get("tool_used"),
-            "remapped_from": pending.get("remapped_from"),
+            "remapped_from": pending.decision.remapped_from,
             "fallback_used": bool(out.get("fallback_used")),
             "ok": bool(out.get("ok")),
             "error": out.get("error"),
@@ -221,29 +215,38 @@ class ToolNode(SleuthNode):
             "timestamp": now_iso(),
         }
         shared["research_history"].append(entry)
-        shared["iteration_count"] = pending["step"]
+        shared["iteration_count"] = pending.step
         self.update_urls(shared, out)
-        decision = {k: v for k, v in pending.items() if k not in ("started", "visited", "session_id")}
-        shared["pending"] = {**decision, "items": items, "tool_used": out.get("tool_used")}
+        pending.items, pending.tool_used = items, out.get("tool_used")
         self.rt.ui.step_done(entry)
         return ANALYZE
 
     def update_urls(self, shared, out):
-        add_candidates(shared, (it for it in out.get("items", []) if it.get("kind") == "snippet"))
+        add_candidates(
+            shared,
+            (
+                {"url": it.url, "title": it.title, "snippet": it.snippet}
+                for it in out.get("items", [])
+                if it.form == "snippet"
+            ),
+        )
 
 
-class _SearchNode(ToolNode):
-    def run_tool(self, pending):
-        outcome = self.rt.tools.search().search(self.tool, pending["query_or_url"])
+class WebSearch(ToolNode):
+    """A web search through utils/web/search.py: `duckduckgo` is SearXNG when SEARXNG_URL is set, then
+    DuckDuckGo; `google` is Custom Search while configured and before 2027-01-01, else Gemini grounding."""
+
+    def run_tool(self, job):
+        outcome = self.rt.tools.search().search(self.tool, job["query_or_url"])
         items = [
-            {
-                "url": r.url,
-                "title": r.title,
-                "text": f"{r.title}. {r.snippet}",
-                "snippet": r.snippet,
-                "kind": "snippet",
-                "tool": r.backend,
-            }
+            ToolItem(
+                url=r.url,
+                title=r.title,
+                text=f"{r.title}. {r.snippet}",
+                form="snippet",
+                snippet=r.snippet,
+                tool=r.backend,
+            )
             for r in outcome.results
         ]
         errors = [dict(e) for e in outcome.errors]
@@ -260,34 +263,20 @@ class _SearchNode(ToolNode):
         }
 
 
-class DuckDuckGoSearch(_SearchNode):
-    """A general web search: SearXNG when SEARXNG_URL is set, then DuckDuckGo (utils/web/search.py)."""
-
-    tool = "duckduckgo"
-
-
-class GoogleSearch(_SearchNode):
-    """Google: Custom Search while configured and before 2027-01-01, else Gemini grounding."""
-
-    tool = "google"
-
-
 class WebCrawl(ToolNode):
     """Fetches one or more URLs concurrently (robots, SSRF and size rules in utils/crawl.py) and
     remembers what it read in the knowledge base unless --no-remember."""
-
-    tool = "crawl"
 
     MAX_URLS = 8
 
     def prep_extra(self, shared):
         return {"session_id": shared["session_id"], "visited": list(shared["visited_urls"])}
 
-    def run_tool(self, pending):
+    def run_tool(self, job):
         from .utils.urls import normalize_url
 
-        visited = set(pending["visited"])  # a list naming some visited URLs fetches only the new ones
-        urls = [u for u in dict.fromkeys(split_urls(pending["query_or_url"])) if normalize_url(u) not in visited]
+        visited = set(job["visited"])  # a list naming some visited URLs fetches only the new ones
+        urls = [u for u in dict.fromkeys(split_urls(job["query_or_url"])) if normalize_url(u) not in visited]
         urls = urls[: self.MAX_URLS]
         results = self.rt.tools.fetcher().fetch_many(urls)
         items, errors = [], []
@@ -296,24 +285,24 @@ class WebCrawl(ToolNode):
                 errors.append({"url": r.url, "kind": r.error_kind or "empty", "message": r.error or "no text"})
                 continue
             items.append(
-                {
-                    "url": r.final_url or r.url,
-                    "title": r.title or r.final_url or r.url,
-                    "text": r.text,
-                    "kind": "page",
-                    "lead": True,  # the page from its start: its first sentence introduces its subject
-                    "links": r.links,
-                    "snippet": r.text[:200],
-                    "requested": r.url,
-                }
+                ToolItem(
+                    url=r.final_url or r.url,
+                    title=r.title or r.final_url or r.url,
+                    text=r.text,
+                    form="page",
+                    lead=True,  # the page from its start: its first sentence introduces its subject
+                    links=r.links,
+                    snippet=r.text[:200],
+                    requested=r.url,
+                )
             )
         if items and self.rt.settings.remember and "kb" in self.rt.settings.tools:
-            self._remember(items, pending.get("session_id"), errors)
+            self._remember(items, job.get("session_id"), errors)
         error = "; ".join(f"{e['url']}: {e['message'][:100]}" for e in errors) if errors else None
         return {
             "ok": bool(items),
             "items": items,
-            "tool_used": "crawl" if items else None,
+            "tool_used": self.tool if items else None,
             "errors": errors,
             "error": error,
             "fetched": [r.url for r in results],
@@ -323,9 +312,7 @@ class WebCrawl(ToolNode):
         try:
             kb = self.rt.tools.kb()
             for it in items:
-                kb.add_document(
-                    source=it["url"], title=it["title"], text=it["text"], source_type="web", session_id=session_id
-                )
+                kb.add_document(source=it.url, title=it.title, text=it.text, source_type="web", session_id=session_id)
         except Exception as exc:  # noqa: BLE001 - memory is a bonus; the research goes on
             errors.append({"url": "(knowledge base)", "kind": "remember", "message": f"not remembered: {exc}"})
 
@@ -333,7 +320,7 @@ class WebCrawl(ToolNode):
         from .utils.urls import normalize_url
 
         visited = shared["visited_urls"]
-        for u in out.get("fetched", []) + [it["url"] for it in out.get("items", [])]:
+        for u in out.get("fetched", []) + [it.url for it in out.get("items", [])]:
             norm = normalize_url(u)
             if norm not in visited:
                 visited.append(norm)
@@ -345,46 +332,44 @@ class KnowledgeBaseSearch(ToolNode):
     """The best chunks for the query, plus the best chunks of documents the top hits link to (an
     ingested HTML file's links are followed the way a crawl follows a page's: utils/kb/links.py)."""
 
-    tool = "kb"
     K = 10
     LINKED = 4
 
     def prep_extra(self, shared):
         return {"session_id": shared["session_id"]}
 
-    def run_tool(self, pending):
+    def run_tool(self, job):
         from .utils.kb.links import follow
 
         kb = self.rt.tools.kb()
         # Pages this very session read (research memory) are already among its sources: skip them.
-        hits = kb.search(pending["query_or_url"], k=self.K * 2)
-        hits = [h for h in hits if h.metadata.get("session_id") != pending["session_id"]][: self.K]
+        hits = kb.search(job["query_or_url"], k=self.K * 2)
+        hits = [h for h in hits if h.metadata.get("session_id") != job["session_id"]][: self.K]
         hits += [
             h
-            for h in follow(kb, hits, pending["query_or_url"], keep=self.LINKED)
-            if h.metadata.get("session_id") != pending["session_id"]
+            for h in follow(kb, hits, job["query_or_url"], keep=self.LINKED)
+            if h.metadata.get("session_id") != job["session_id"]
         ]
         items = [
-            {
-                "url": h.source,
-                "title": h.title or h.source,
-                "section": h.section,  # heading path of the chunk ("Title › Section"), "" if none
-                "text": h.text,
-                "kind": "kb",
-                "tool": "kb",
-                "source_kind": "internal",
-                "kb_id": h.id,
-                "snippet": h.text[:200],
-                "score": h.score,
-                "linked": bool(h.metadata.get("via_link")),
-                "lead": h.chunk == 0,  # the document's first chunk: its first sentence introduces the title
-            }
+            ToolItem(
+                url=h.source,
+                title=h.title or h.source,
+                section=h.section,  # heading path of the chunk ("Title › Section"), "" if none
+                text=h.text,
+                form="kb",
+                tool=self.tool,
+                kb_id=h.id,
+                snippet=h.text[:200],
+                score=h.score,
+                linked=bool(h.metadata.get("via_link")),
+                lead=h.chunk == 0,  # the document's first chunk: its first sentence introduces the title
+            )
             for h in hits
         ]
         return {
             "ok": bool(items),
             "items": items,
-            "tool_used": "kb",
+            "tool_used": self.tool,
             "error": None if items else "no matching passages",
             "retrieval_confidence": round(max((h.score for h in hits), default=0.0), 3),
         }
@@ -394,18 +379,18 @@ class Analyzer(SleuthNode):
     """Reads the tool output, extracts facts with their sources, scores confidence."""
 
     def prep(self, shared):
-        pending = shared["pending"]
+        pending: PendingStep = shared["pending"]
         return {
             "query": shared["original_query"],
-            "action": pending.get("action"),
-            "query_or_url": pending.get("query_or_url", ""),
-            "tool": pending.get("tool_used"),
-            "items": pending.get("items", []),
+            "action": pending.action,
+            "query_or_url": pending.query_or_url,
+            "tool": pending.tool_used,
+            "items": pending.items,
             "facts": shared["extracted_information"],
             "feedback": _feedback_texts(shared),
             "excluded_sources": shared.get("excluded_sources", []),
             "confidence": shared["confidence_score"],
-            "step": pending.get("step", shared["iteration_count"]),
+            "step": pending.step,
             "deadline": self.rt.deadline,
         }
 
@@ -423,7 +408,7 @@ class Analyzer(SleuthNode):
         return self.rt.engine.analyze(ctx)
 
     def post(self, shared, ctx, result):
-        data = result.data
+        analysis = Analysis.from_data(result.data)
         add_usage(shared, result.usage)
         step = ctx["step"]
         if result.fallback:
@@ -431,12 +416,12 @@ class Analyzer(SleuthNode):
         known = {f["text"] for f in shared["extracted_information"]}
         item_text: dict[int, str] = {}
         for it in ctx["items"]:
-            item_text[it["source"]] = item_text.get(it["source"], "") + "\n" + it.get("text", "")
-        for f in data.get("extracted_info", []):
+            item_text[it.source] = item_text.get(it.source, "") + "\n" + it.text
+        for f in analysis.extracted_info:
             if f["fact"] not in known:
                 known.add(f["fact"])
                 keep_fact_text(shared, f["source"], f["fact"], item_text.get(f["source"], ""))
-                extra = {k: f[k] for k in ("qcov", "kind", "retrieval") if k in f}
+                extra = {k: f[k] for k in ("qcov", "form", "retrieval") if k in f}
                 shared["extracted_information"].append(
                     {
                         "text": f["fact"],
@@ -446,11 +431,12 @@ class Analyzer(SleuthNode):
                         **extra,
                     }
                 )
-        conf = float(data.get("confidence_score", 0.0))
+        conf = analysis.confidence_score
         shared["confidence_score"] = conf
-        add_candidates(shared, ({"url": u} for u in data.get("new_potential_urls", [])))
-        shared["analyzer_reports"].append({**data, "step": step, "engine": result.engine, "fallback": result.fallback})
-        shared["pending"] = {}
+        add_candidates(shared, ({"url": u} for u in analysis.new_potential_urls))
+        record = {**asdict(analysis), "step": step, "engine": result.engine, "fallback": result.fallback}
+        shared["analyzer_reports"].append(record)
+        shared["pending"] = None
         self.rt.ui.analyzed(conf, len(shared["sources"]), len(shared["extracted_information"]), result.fallback)
         return DECIDE
 
@@ -501,7 +487,7 @@ class HITLOutput(SleuthNode):
                 shared["llm_fallbacks"].append(
                     {"step": shared["iteration_count"], "phase": "report", "error": result.error}
                 )
-        shared["model"] = getattr(self.rt.engine, "model", None) or shared.get("model")  # resolved by now
+        shared["model"] = self.rt.engine.model or shared.get("model")  # resolved by now
         shared["answer"] = out.answer
         shared["citations"] = summary(out.verification, out.regenerated)
         shared["final_answer"] = build_report(shared, out.answer)

@@ -22,15 +22,18 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
 
 as_package()
+from sleuth.utils.engine.protocol import BaseEngine  # noqa: E402
+
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
 
-class SlowScriptedLLM:
+class SlowScriptedLLM(BaseEngine):
     """Search, read the top result, report: 4 LLM calls per question, each `latency` seconds."""
 
     name = "fake-llm"
 
     def __init__(self, latency: float):
+        super().__init__()
         self.latency = latency
 
     def _wait(self):
@@ -38,14 +41,15 @@ class SlowScriptedLLM:
 
     def decide(self, ctx):
         from sleuth.utils.engine.base import EngineResult
+        from sleuth.utils.registry import CRAWL, HITL, SEARCH_DDG
 
         self._wait()
         if not ctx["history"]:
-            d = {"next_action": "search_duckduckgo", "query_or_url": ctx["query"], "reasoning": "search"}
+            d = {"next_action": SEARCH_DDG, "query_or_url": ctx["query"], "reasoning": "search"}
         elif len(ctx["history"]) == 1 and ctx["candidate_urls"]:
-            d = {"next_action": "crawl_url", "query_or_url": ctx["candidate_urls"][0]["url"], "reasoning": "read"}
+            d = {"next_action": CRAWL, "query_or_url": ctx["candidate_urls"][0]["url"], "reasoning": "read"}
         else:
-            d = {"next_action": "send_to_hitl", "query_or_url": "", "reasoning": "done"}
+            d = {"next_action": HITL, "query_or_url": "", "reasoning": "done"}
         return EngineResult(d, self.name, usage={"calls": 1, "total": 100})
 
     def analyze(self, ctx):

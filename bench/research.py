@@ -37,6 +37,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
 
 as_package()
+from sleuth.utils.config import DEFAULT_CONFIDENCE, DEFAULT_MAX_ITERATIONS  # noqa: E402
+
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
 
@@ -60,8 +62,8 @@ def main() -> int:
     ap.add_argument(
         "--kb-extra", nargs="*", default=[], metavar="DIR", help="with --kb: more folders to ingest (distractors)"
     )
-    ap.add_argument("--max-iterations", type=int, default=8)
-    ap.add_argument("--confidence", type=float, default=0.7)
+    ap.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS)
+    ap.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
     args = ap.parse_args()
     if not EVAL.is_dir():
         print(f"missing {EVAL}", file=sys.stderr)
@@ -133,9 +135,9 @@ def main() -> int:
     print(f"citations supported:            {cites_ok / max(cites, 1):.2f}  ({cites_ok}/{cites})")
     print(f"mean steps: {sum(steps) / n:.1f}   seconds/question: {dt / n:.2f}")
     print("stop reasons: " + ", ".join(f"{k}={v}" for k, v in reasons.most_common()))
-    stats = getattr(engine, "stats", {})
+    stats = engine.stats
     if stats:  # an LLM engine: how often its replies validated, and how often offline answered
-        model = getattr(engine, "model", "") or "?"
+        model = engine.model or "?"
         print(f"engine: {engine.name}  model: {model}")
         for kind, st in stats.items():
             rate = f"{st['valid'] / st['replies']:.2f}" if st["replies"] else "n/a"

@@ -12,26 +12,50 @@ from types import SimpleNamespace
 from sleuth.utils.cli.ui import PlainUI
 from sleuth.utils.config import Settings
 from sleuth.utils.engine.base import EngineResult
+from sleuth.utils.engine.protocol import BaseEngine
 from sleuth.utils.runtime import Runtime
 
 
-class ScriptedEngine:
-    """Returns scripted decisions (the last one repeats forever) and confidences."""
+class ScriptedEngine(BaseEngine):
+    """An engine with scripted answers, held in queues like llm's `MockModel.enqueue`: each call takes
+    the next answer queued for it, and the last one repeats forever. It subclasses the engines' base
+    (utils/engine/protocol.py), so it keeps to the same contract as the real engines."""
 
     name = "scripted"
 
-    def __init__(self, decisions, confidences=(0.2,), answer="The answer is here [1]."):
-        self.decisions = list(decisions)
-        self.confidences = list(confidences)
-        self.answer = answer
+    def __init__(self, decisions=(), confidences=(0.2,), answer="The answer is here [1]."):
+        super().__init__()
+        self.decisions: list[tuple[str, str]] = []
+        self.confidences: list[float] = []
+        self.answers: list[str] = []
+        for action, q in decisions:
+            self.enqueue_decision(action, q)
+        for c in confidences:
+            self.enqueue_confidence(c)
+        self.enqueue_report(answer)
         self.decide_calls: list[dict] = []
         self.analyze_calls: list[dict] = []
         self.report_calls: list[dict] = []
 
+    def enqueue_decision(self, action: str, query_or_url: str = "") -> ScriptedEngine:
+        self.decisions.append((action, query_or_url))
+        return self
+
+    def enqueue_confidence(self, confidence: float) -> ScriptedEngine:
+        self.confidences.append(confidence)
+        return self
+
+    def enqueue_report(self, answer: str) -> ScriptedEngine:
+        self.answers.append(answer)
+        return self
+
+    @staticmethod
+    def _next(queue: list, calls: list):
+        return queue[min(len(calls), len(queue)) - 1]
+
     def decide(self, ctx):
         self.decide_calls.append(ctx)
-        i = min(len(self.decide_calls) - 1, len(self.decisions) - 1)
-        action, q = self.decisions[i]
+        action, q = self._next(self.decisions, self.decide_calls)
         return EngineResult(
             {"next_action": action, "query_or_url": q, "reasoning": "scripted"},
             self.name,
@@ -40,13 +64,12 @@ class ScriptedEngine:
 
     def analyze(self, ctx):
         self.analyze_calls.append(ctx)
-        i = min(len(self.analyze_calls) - 1, len(self.confidences) - 1)
-        facts = [{"fact": f"fact from {it['url']}", "source": it["source"], "score": 0.8} for it in ctx["items"][:2]]
+        facts = [{"fact": f"fact from {it.url}", "source": it.source, "score": 0.8} for it in ctx["items"][:2]]
         return EngineResult(
             {
                 "extracted_info": facts,
                 "assessment": "scripted",
-                "confidence_score": self.confidences[i],
+                "confidence_score": self._next(self.confidences, self.analyze_calls),
                 "suggestions_for_next_step": [],
                 "new_potential_urls": [],
                 "inconsistencies_found": "",
@@ -56,7 +79,7 @@ class ScriptedEngine:
 
     def report(self, ctx, on_chunk=None):
         self.report_calls.append(ctx)
-        return EngineResult(self.answer, self.name)
+        return EngineResult(self._next(self.answers, self.report_calls), self.name)
 
 
 @dataclass

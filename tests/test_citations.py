@@ -115,7 +115,7 @@ class CitingEngine(ScriptedEngine):
 
     def analyze(self, ctx):
         self.analyze_calls.append(ctx)
-        facts = [{"fact": it["text"], "source": it["source"], "score": 0.9} for it in ctx["items"]]
+        facts = [{"fact": it.text, "source": it.source, "score": 0.9} for it in ctx["items"]]
         return EngineResult(
             {
                 "extracted_info": facts,

@@ -10,6 +10,7 @@ from fakes import FakeSearch, FakeTools, ScriptedEngine, make_rt
 
 from sleuth.flow import run_flow
 from sleuth.utils.engine.offline import OfflineEngine
+from sleuth.utils.engine.protocol import BaseEngine
 from sleuth.utils.engine.resilient import LOW_CONFIDENCE_CAP, ResilientEngine
 from sleuth.utils.research.state import new_shared
 
@@ -172,7 +173,7 @@ def test_feedback_rejecting_a_source_excludes_it():
     assert rejected_sources("look into pricing in Europe", 3) == []
 
 
-class Broken:
+class Broken(BaseEngine):
     name = "gemini"
 
     def decide(self, ctx):
@@ -261,8 +262,21 @@ def test_kb_search_skips_pages_this_session_already_read():
 
 def test_every_stop_reason_has_a_report_text_and_the_decision_schema_uses_the_action_vocabulary():
     from sleuth.utils.engine.base import DecisionModel
-    from sleuth.utils.research.actions import ACTIONS, STOP_REASONS
+    from sleuth.utils.registry import ACTIONS
+    from sleuth.utils.research.actions import STOP_REASONS
     from sleuth.utils.research.report import STOP_TEXT
 
     assert set(STOP_TEXT) == set(STOP_REASONS)
     assert DecisionModel.model_json_schema()["properties"]["next_action"]["enum"] == list(ACTIONS)
+
+
+def test_every_engine_and_the_test_fakes_keep_to_the_engine_contract():
+    """The offline, resilient and scripted engines all satisfy the one protocol the nodes call;
+    a fake that drifted from it (a missing call, no capabilities) would not."""
+    from sleuth.utils.engine.protocol import Capabilities, Engine
+
+    offline = OfflineEngine()
+    for engine in (offline, ResilientEngine(Broken(), offline), ScriptedEngine([("send_to_hitl", "")])):
+        assert isinstance(engine, Engine), engine
+        assert isinstance(engine.capabilities, Capabilities) and engine.model is None
+    assert not isinstance(object(), Engine)

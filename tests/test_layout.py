@@ -176,3 +176,23 @@ def test_the_checker_catches_a_utility_that_imports_the_graph(tmp_path):
     g = graph(tmp_path)
     assert find_cycle(g) in (["nodes", "utils.text", "nodes"], ["utils.text", "nodes", "utils.text"])
     assert upward_imports(g) == ["utils.text (base) imports nodes (nodes)"]
+
+
+def test_only_the_tool_registry_spells_an_action_name():
+    """Each action is named once, in utils/registry.py; code, bench scripts and prompts use its constants
+    (a tool added to the registry reaches the graph, the schema, the prompt and the policy from there)."""
+    import re
+
+    from sleuth.utils.registry import ACTIONS
+
+    spelled = re.compile(r"\b(" + "|".join(map(re.escape, ACTIONS)) + r")\b")
+    files = [*ROOT.glob("*.py"), *(ROOT / "utils").rglob("*.py"), *(ROOT / "bench").glob("*.py")]
+    files += [*(ROOT / "prompts").glob("*.md")]
+    bad = [
+        f"{p.relative_to(ROOT)}:{i}: {m.group(0)}"
+        for p in files
+        if p != ROOT / "utils" / "registry.py"
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        for m in spelled.finditer(line)
+    ]
+    assert not bad, "an action name spelled outside utils/registry.py:\n" + "\n".join(bad)

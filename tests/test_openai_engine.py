@@ -16,6 +16,7 @@ from sleuth.utils.engine.openai import OpenAIEngine
 from sleuth.utils.engine.parse import ParseError, ThinkFilter, extract_json
 from sleuth.utils.engine.resilient import ResilientEngine
 from sleuth.utils.errors import EngineError
+from sleuth.utils.research.loopdata import ToolItem
 
 DECISION = {"next_action": "search_duckduckgo", "query_or_url": "sleuth research agent", "reasoning": "start"}
 ANALYSIS = {
@@ -37,7 +38,7 @@ CTX = {
     "threshold": 0.7,
     "steps_left": 8,
 }
-ITEMS = [{"source": 1, "title": "Sleuth", "url": "https://a.example/", "text": "Sleuth is a CLI."}]
+ITEMS = [ToolItem(source=1, title="Sleuth", url="https://a.example/", text="Sleuth is a CLI.", form="page")]
 
 
 def engine(url, **kw):
@@ -226,7 +227,8 @@ def big_ctx() -> dict:
     return {
         **CTX,
         "items": [
-            {"source": n, "title": f"Page {n}", "url": f"https://a.example/{n}", "text": page} for n in (1, 2, 3)
+            ToolItem(source=n, title=f"Page {n}", url=f"https://a.example/{n}", text=page, form="page")
+            for n in (1, 2, 3)
         ],
         "facts": facts,
         "history": history,

@@ -51,3 +51,28 @@ def test_a_trimmed_session_file_is_completed_with_defaults():
     assert shared["session_id"] == "s1" and shared["original_query"] == "Q?"
     assert shared["sources"] == [] and shared["token_usage"]["total"] == 0  # null and missing: defaults
     assert shared["elapsed_ms"] == 12.5  # a number is a number
+
+
+def test_an_old_session_saved_mid_step_resumes_with_its_step_and_facts_read_the_new_way(cli, tmp_path):
+    """Before the loop's data had types, an item's and a fact's form was saved as `kind`; such a file,
+    saved while a step was in flight, still resumes, and its facts keep saying what they were read from."""
+    data = _data_dir(tmp_path)
+    path = data / "sessions" / f"{SID}.json"
+    saved = json.loads(path.read_text())
+    item = {"title": "Notes", "url": "notes/a.md", "text": "The threshold is 0.7.", "kind": "kb", "source": 1}
+    saved["pending"] = {"action": "search_kb", "query_or_url": "threshold", "reasoning": "", "step": 9}
+    saved["pending"].update(remapped_from=None, items=[item], tool_used="kb")
+    saved["status"] = "interrupted"
+    path.write_text(json.dumps(saved))
+    as_json = json.loads(cli("sessions", "show", SID, "--json", data_dir=data).stdout)
+    assert as_json["pending"]["items"][0]["form"] == "kb" and as_json["pending"]["step"] == 9
+    kinds = {f.get("kind") for f in saved["extracted_information"]}
+    assert {f["form"] for f in as_json["extracted_information"]} == kinds and "kind" not in as_json[
+        "extracted_information"
+    ][0]
+    note = tmp_path / "stopping.md"
+    note.write_text("# Stopping\n\nResearch stops when the confidence threshold of 0.7 is reached.\n")
+    assert cli("kb", "ingest", str(note), data_dir=data).returncode == 0  # --tools kb needs something to search
+    proc = cli("--resume", SID, "--tools", "kb", "--json", data_dir=data)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["answer"]

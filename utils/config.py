@@ -13,23 +13,39 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
+from .registry import TOOL_NAMES
+
 EMBEDDINGS = ("hash", "minilm", "gemini")  # the knowledge base's embeddings (utils/kb/embeddings.py)
 
+# The defaults, each defined once: Settings, the help texts and the engines read them from here.
+DEFAULT_CONFIDENCE = 0.7  # stop researching once the analysis is this sure
+DEFAULT_MAX_ITERATIONS = 8  # tool steps per research round
+# Five minutes a round: an offline round takes seconds, a hosted LLM one a minute or two (8 steps
+# of 2 calls); past five minutes a person at a terminal is better served by the report so far.
+DEFAULT_TIME_LIMIT_S = 300.0
+DEFAULT_CACHE_TTL_S = 86400.0  # a day: search results and pages change slowly
+DEFAULT_CRAWL_INTERVAL_S = 1.0  # between requests to one host: polite to small sites
+DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
+DEFAULT_LLM_TIMEOUT_S, DEFAULT_LOCAL_LLM_TIMEOUT_S = 60.0, 300.0  # per request: a local model is slow
+DEFAULT_CONTEXT_TOKENS, DEFAULT_LOCAL_CONTEXT_TOKENS = 32000, 4096  # prompt window (a cap on cost; a small model)
+
 CSE_END = date(2027, 1, 1)  # Google's announced end of the Custom Search JSON API
-ALL_TOOLS = ("duckduckgo", "google", "crawl", "kb")
+ALL_TOOLS = TOOL_NAMES  # every tool in the registry (utils/registry.py), in its order
 
 # Every environment variable Sleuth reads (mirrored in .env.example).
 ENV_VARS = {
     "GEMINI_API_KEY": "Gemini API key; enables the gemini engine",
-    "GEMINI_MODEL": "Gemini model name (default gemini-2.5-flash)",
+    "GEMINI_MODEL": f"Gemini model name (default {DEFAULT_GEMINI_MODEL})",
     "GEMINI_BASE_URL": "Override the Gemini API endpoint (tests, proxies)",
     "OPENAI_API_KEY": "API key for the openai engine (optional for local servers)",
     "OPENAI_BASE_URL": "OpenAI-compatible server, e.g. http://localhost:11434/v1 (Ollama); enables the openai engine",
     "SLEUTH_MODEL": "Model name for the chosen engine (overrides GEMINI_MODEL)",
-    "SLEUTH_CONTEXT_TOKENS": "Prompt window in tokens (default 32000; 4096 for a local server)",
+    "SLEUTH_CONTEXT_TOKENS": f"Prompt window in tokens (default {DEFAULT_CONTEXT_TOKENS}; "
+    f"{DEFAULT_LOCAL_CONTEXT_TOKENS} for a local server)",
     "SLEUTH_MAX_COST": "Stop researching when the estimated cost reaches this many USD",
     "SLEUTH_PRICE": "USD per million input,output tokens for a model the price table lacks, e.g. 0.2,0.8",
-    "SLEUTH_LLM_TIMEOUT": "Seconds per LLM request (default 60; 300 for a local server)",
+    "SLEUTH_LLM_TIMEOUT": f"Seconds per LLM request (default {DEFAULT_LLM_TIMEOUT_S:g}; "
+    f"{DEFAULT_LOCAL_LLM_TIMEOUT_S:g} for a local server)",
     "GOOGLE_API_KEY": "Google Custom Search JSON API key (optional; API closes 2027-01-01; GEMINI_API_KEY "
     "alone gives Google results through Gemini grounding)",
     "GOOGLE_CSE_ID": "Google Programmable Search Engine id (optional)",
@@ -40,15 +56,16 @@ ENV_VARS = {
     "SLEUTH_DATA_DIR": "Where sessions, cache and the knowledge base live",
     "SLEUTH_CHROMA_URL": "Use a Chroma server (http://HOST:PORT) instead of the embedded store",
     "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini (default hash)",
-    "SLEUTH_CONFIDENCE": "Confidence threshold to stop researching (default 0.7)",
-    "SLEUTH_MAX_ITERATIONS": "Research step budget (default 8)",
-    "SLEUTH_TIME_LIMIT": "Wall-clock budget in seconds for each research round (default 300; 0 = none)",
+    "SLEUTH_CONFIDENCE": f"Confidence threshold to stop researching (default {DEFAULT_CONFIDENCE})",
+    "SLEUTH_MAX_ITERATIONS": f"Research step budget (default {DEFAULT_MAX_ITERATIONS})",
+    "SLEUTH_TIME_LIMIT": "Wall-clock budget in seconds for each research round "
+    f"(default {DEFAULT_TIME_LIMIT_S:g}; 0 = none)",
     "SLEUTH_MAX_TOKENS": "LLM token budget for each research round (default 0 = none)",
-    "SLEUTH_TOOLS": "Comma-separated tools offered: duckduckgo,google,crawl,kb",
-    "SLEUTH_CACHE_TTL": "Cache lifetime in seconds (default 86400)",
+    "SLEUTH_TOOLS": "Comma-separated tools offered: " + ",".join(TOOL_NAMES),
+    "SLEUTH_CACHE_TTL": f"Cache lifetime in seconds (default {DEFAULT_CACHE_TTL_S:g})",
     "SLEUTH_ALLOW_PRIVATE_HOSTS": "1 to allow crawling loopback/private addresses",
     "SLEUTH_IGNORE_ROBOTS": "1 to ignore robots.txt",
-    "SLEUTH_CRAWL_INTERVAL": "Minimum seconds between requests to one host (default 1.0)",
+    "SLEUTH_CRAWL_INTERVAL": f"Minimum seconds between requests to one host (default {DEFAULT_CRAWL_INTERVAL_S})",
     "SLEUTH_MEMORY_LIMIT": "Remembered web pages kept in the KB, oldest evicted first (default 2000; 0 = no cap)",
 }
 # Remembered pages kept in the KB (--memory-limit), oldest evicted first: the size at which crowding
@@ -71,7 +88,7 @@ def _truthy(value: str | None) -> bool:
 class Settings:
     engine: str = "auto"
     gemini_api_key: str = ""
-    gemini_model: str = "gemini-2.5-flash"
+    gemini_model: str = DEFAULT_GEMINI_MODEL
     gemini_base_url: str = ""
     model: str = ""  # --model / SLEUTH_MODEL: for whichever engine runs ("" = the engine's default)
     openai_api_key: str = ""
@@ -88,18 +105,16 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     chroma_url: str = ""
     embedding: str = "hash"
-    confidence: float = 0.7
-    max_iterations: int = 8
-    # Five minutes a round: an offline round takes seconds, a hosted LLM one a minute or two (8 steps
-    # of 2 calls); past five minutes a person at a terminal is better served by the report so far.
-    time_limit: float = 300.0
+    confidence: float = DEFAULT_CONFIDENCE
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    time_limit: float = DEFAULT_TIME_LIMIT_S
     max_tokens: int = 0  # 0: no token budget
     tools: tuple[str, ...] = ALL_TOOLS
-    cache_ttl: float = 86400.0
+    cache_ttl: float = DEFAULT_CACHE_TTL_S
     no_cache: bool = False
     allow_private_hosts: bool = False
     ignore_robots: bool = False
-    crawl_interval: float = 1.0
+    crawl_interval: float = DEFAULT_CRAWL_INTERVAL_S
     remember: bool = True
     memory_limit: int = MEMORY_LIMIT  # remembered pages kept in the KB, oldest evicted first; 0: no cap
 
@@ -155,7 +170,10 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
         "--base-url", help="OpenAI-compatible server, e.g. http://localhost:11434/v1 (env OPENAI_BASE_URL)"
     )
     parser.add_argument(
-        "--context-tokens", type=int, help="prompt window in tokens (default 32000; 4096 for a local server)"
+        "--context-tokens",
+        type=int,
+        help=f"prompt window in tokens (default {DEFAULT_CONTEXT_TOKENS}; {DEFAULT_LOCAL_CONTEXT_TOKENS} for a local "
+        "server)",
     )
     parser.add_argument("--max-cost", type=float, metavar="USD", help="stop researching at this estimated cost")
     parser.add_argument("--llm-timeout", type=float, metavar="S", help="seconds per LLM request")
@@ -180,7 +198,7 @@ def add_kb_args(parser: argparse.ArgumentParser) -> None:
 
 def add_web_args(parser: argparse.ArgumentParser, search: bool = True) -> None:
     """The cache and the network policy: research and `fetch` (which does not search)."""
-    parser.add_argument("--cache-ttl", type=float, help="cache lifetime in seconds (default 86400)")
+    parser.add_argument("--cache-ttl", type=float, help=f"cache lifetime in seconds (default {DEFAULT_CACHE_TTL_S:g})")
     parser.add_argument("--no-cache", action="store_true", default=None, help="do not read or write the cache")
     parser.add_argument(
         "--allow-private-hosts",
@@ -191,20 +209,31 @@ def add_web_args(parser: argparse.ArgumentParser, search: bool = True) -> None:
     if search:
         parser.add_argument("--searxng-url", help="your SearXNG server, searched before DuckDuckGo (env SEARXNG_URL)")
     parser.add_argument("--ignore-robots", action="store_true", default=None, help="do not honour robots.txt")
-    parser.add_argument("--crawl-interval", type=float, help="minimum seconds between requests to one host (default 1)")
+    parser.add_argument(
+        "--crawl-interval",
+        type=float,
+        help=f"minimum seconds between requests to one host (default {DEFAULT_CRAWL_INTERVAL_S:g})",
+    )
 
 
 def add_research_args(parser: argparse.ArgumentParser) -> None:
     """The budgets and tools of a research round (research, batch)."""
-    parser.add_argument("--confidence", type=float, help="stop when confidence reaches this (default 0.7)")
-    parser.add_argument("--max-iterations", type=int, help="research step budget per round (default 8)")
     parser.add_argument(
-        "--time-limit", type=float, metavar="SECONDS", help="wall-clock budget per round (default 300; 0: none)"
+        "--confidence", type=float, help=f"stop when confidence reaches this (default {DEFAULT_CONFIDENCE})"
+    )
+    parser.add_argument(
+        "--max-iterations", type=int, help=f"research step budget per round (default {DEFAULT_MAX_ITERATIONS})"
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help=f"wall-clock budget per round (default {DEFAULT_TIME_LIMIT_S:g}; 0: none)",
     )
     parser.add_argument(
         "--max-tokens", type=int, metavar="N", help="LLM token budget per research round (default: none)"
     )
-    parser.add_argument("--tools", help="comma-separated tools to offer: duckduckgo,google,crawl,kb (default all)")
+    parser.add_argument("--tools", help=f"comma-separated tools to offer: {','.join(ALL_TOOLS)} (default all)")
     parser.add_argument(
         "--no-remember", action="store_true", default=None, help="do not add crawled pages to the knowledge base"
     )
@@ -292,12 +321,12 @@ def load_settings(
     if s.embedding not in EMBEDDINGS:
         raise ValueError(f"unknown embedding {s.embedding!r} (SLEUTH_EMBEDDING); choose from {', '.join(EMBEDDINGS)}")
     try:
-        s.confidence = float(pick("confidence", "SLEUTH_CONFIDENCE", 0.7))
-        s.max_iterations = int(pick("max_iterations", "SLEUTH_MAX_ITERATIONS", 8))
-        s.time_limit = float(pick("time_limit", "SLEUTH_TIME_LIMIT", 300.0))
+        s.confidence = float(pick("confidence", "SLEUTH_CONFIDENCE", s.confidence))
+        s.max_iterations = int(pick("max_iterations", "SLEUTH_MAX_ITERATIONS", s.max_iterations))
+        s.time_limit = float(pick("time_limit", "SLEUTH_TIME_LIMIT", s.time_limit))
         s.max_tokens = int(pick("max_tokens", "SLEUTH_MAX_TOKENS", 0))
-        s.cache_ttl = float(pick("cache_ttl", "SLEUTH_CACHE_TTL", 86400))
-        s.crawl_interval = max(0.0, float(pick("crawl_interval", "SLEUTH_CRAWL_INTERVAL", 1.0)))
+        s.cache_ttl = float(pick("cache_ttl", "SLEUTH_CACHE_TTL", s.cache_ttl))
+        s.crawl_interval = max(0.0, float(pick("crawl_interval", "SLEUTH_CRAWL_INTERVAL", s.crawl_interval)))
         s.context_tokens = int(pick("context_tokens", "SLEUTH_CONTEXT_TOKENS", 0))
         s.max_cost = float(pick("max_cost", "SLEUTH_MAX_COST", 0.0))
         s.llm_timeout = float(pick("llm_timeout", "SLEUTH_LLM_TIMEOUT", 0.0))

@@ -9,9 +9,26 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from .config import Settings
+
+if TYPE_CHECKING:
+    from .engine.protocol import Engine
+    from .sessions import SessionStore
+
+
+class Progress(Protocol):
+    """What the nodes tell the person watching (utils/cli/ui.py: PlainUI and the live RichUI)."""
+
+    def warn(self, text: str) -> None: ...
+    def started(self, shared: dict) -> None: ...
+    def step(self, step: int, budget: int, action: str, query: str) -> None: ...
+    def step_done(self, entry: dict) -> None: ...
+    def analyzed(self, confidence: float, n_sources: int, n_facts: int, fallback: bool = False) -> None: ...
+    def stopping(self, reason: str, detail: str) -> None: ...
+    def report_chunk(self, text: str) -> None: ...
+    def report(self, markdown: str) -> None: ...
 
 
 class Tools:
@@ -82,14 +99,13 @@ class Tools:
 @dataclass
 class Runtime:
     settings: Settings
-    engine: Any
-    ui: Any
+    engine: Engine
+    ui: Progress
     tools: Tools
-    store: Any = None  # SessionStore, or None to keep nothing on disk
+    store: SessionStore | None = None  # None keeps nothing on disk
     feedback: Callable[[dict], str | None] | None = None  # asks for feedback; None means "no feedback"
     stream_report: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)  # set on Ctrl-C: jobs stop at their next step
-    extra: dict = field(default_factory=dict)
     deadline: float | None = None  # time.monotonic() at which this round's --time-limit is spent
 
     def start_round(self) -> None:

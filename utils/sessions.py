@@ -141,10 +141,10 @@ class SessionStore:
                 self._lock.release()
 
     def save(self, shared: dict) -> Path:
-        from .research.state import now_iso
+        from .research.state import now_iso, saved_form
 
         shared["updated_at"] = now_iso()
-        data = json.dumps(shared, ensure_ascii=False, indent=1)
+        data = json.dumps(saved_form(shared), ensure_ascii=False, indent=1)
         sid = shared["session_id"]
         target = self.path(sid)
         with self._lock:

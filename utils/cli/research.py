@@ -88,7 +88,7 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
         feedback = ui.ask_feedback
     rt = make_runtime(settings, ui, feedback=feedback)
     ui.asking = asked_by(rt.tools)
-    rt.stream_report = interactive and bool(getattr(rt.engine, "streams", False))
+    rt.stream_report = interactive and rt.engine.capabilities.streaming
 
     if args.resume:
         from ..errors import SessionNotFound

@@ -44,11 +44,12 @@ def make_runtime(settings, ui, feedback=None, store=True):
 def tools_problem(settings) -> str | None:
     """Why none of the tools asked for (--tools) can run, in one line saying what to do; None when
     one can. Checked before research starts, so that a run never ends on `no_tools` unexplained."""
+    from ..registry import HITL
     from ..research.actions import offered_actions
     from ..runtime import Tools
     from .args import invoked_as
 
-    if offered_actions(settings, Tools(settings).kb_available) != ["send_to_hitl"]:
+    if offered_actions(settings, Tools(settings).kb_available) != [HITL]:
         return None
     why = []
     if "kb" in settings.tools:
@@ -94,7 +95,7 @@ def new_session(rt, query: str) -> dict:
     from ..research.state import new_shared
 
     shared = new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
-    shared["model"] = getattr(rt.engine, "model", None)
+    shared["model"] = rt.engine.model
     return shared
 
 

@@ -189,7 +189,9 @@ def main(argv: list[str]) -> int:
         shared = store.load(args.id)
         if args.cmd == "show":
             if args.json:
-                out_json(shared, indent=1)
+                from ..research.state import saved_form
+
+                out_json(saved_form(shared), indent=1)
             else:
                 out(shared.get("final_answer") or "(this session has no report yet)\n", end="")
             return EXIT_OK

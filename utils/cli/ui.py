@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import TextIO
 
+from ..registry import BY_ACTION, role_of
 from ..research.report import failure_text, unreachable
 from .output import WRITE_LOCK as _WRITE_LOCK
 from .output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
@@ -73,7 +74,7 @@ class PlainUI:
 
     def offline_hint(self, entry: dict) -> None:
         """Said once a run: the web could not be reached, and what works without it."""
-        if unreachable(entry) and entry.get("action") != "search_kb" and not _WEB_UNREACHABLE_SAID.is_set():
+        if unreachable(entry) and role_of(entry.get("action")) != "kb_search" and not _WEB_UNREACHABLE_SAID.is_set():
             _WEB_UNREACHABLE_SAID.set()
             self.warn("the web could not be reached (no network?); to answer from your knowledge base use --tools kb")
 
@@ -323,13 +324,14 @@ def asked_by(tools):
     (SearXNG when it is set, not the action's name), the knowledge base, or the crawler."""
 
     def name(action: str) -> str:
-        if action == "search_kb":
+        role = role_of(action)
+        if role == "kb_search":
             return "knowledge base"
-        if action == "crawl_url":
+        if role == "crawl":
             return "crawler"
-        if action.startswith("search_"):
+        if role == "web_search":
             client = tools.search()
-            chain = client.preferred(action.removeprefix("search_"))
+            chain = client.preferred(BY_ACTION[action].tool)
             return client.backends[chain[0]].label if chain else ""
         return ""
 

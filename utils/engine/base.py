@@ -20,16 +20,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..config import DEFAULT_CONFIDENCE
 from ..errors import EngineError  # noqa: F401 - re-exported for the engines
-from ..research.actions import ACTIONS
+from ..registry import ACTIONS, HITL, prompt_rules
 from .context import Section, pack
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"  # the checkout and the installed package alike
 
 
 class DecisionModel(BaseModel):
-    next_action: Literal[ACTIONS]  # the one vocabulary (research/actions.py)
-    query_or_url: str = Field(description="search query, one or more URLs separated by spaces, or '' for send_to_hitl")
+    next_action: Literal[ACTIONS]  # the tool registry's actions (utils/registry.py)
+    query_or_url: str = Field(description=f"search query, one or more URLs separated by spaces, or '' for {HITL}")
     reasoning: str
 
 
@@ -139,9 +140,10 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
             analyzer=p["analyzer"],
             feedback=p["feedback"],
             confidence=f"{ctx.get('confidence', 0.0):.2f}",
-            threshold=f"{ctx.get('threshold', 0.7):.2f}",
+            threshold=f"{ctx.get('threshold', DEFAULT_CONFIDENCE):.2f}",
             steps_left=ctx.get("steps_left", "?"),
             actions=", ".join(tools),
+            tool_rules=prompt_rules(),
         )
 
     history = ctx.get("history", [])[-12:]
@@ -169,10 +171,7 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
 
 
 def render_analyzer_prompt(ctx: dict, budget: int | None = None) -> str:
-    items = [
-        (f"[{it['source']}] {fence(it.get('title', ''))} <{it.get('url', '')}>", fence(it.get("text", ""))[:6000])
-        for it in ctx.get("items", [])[:30]
-    ]
+    items = [(f"[{it.source}] {fence(it.title)} <{it.url}>", fence(it.text)[:6000]) for it in ctx.get("items", [])[:30]]
 
     def render(p: dict[str, str]) -> str:
         return load_prompt("analyzer").substitute(
@@ -225,7 +224,7 @@ def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
 
 def clean_analysis(data: dict, ctx: dict) -> dict:
     """An LLM analysis keeps only non-empty facts that cite a source shown to it."""
-    valid = {it["source"] for it in ctx.get("items", [])}
+    valid = {it.source for it in ctx.get("items", [])}
     data["extracted_info"] = [
         {"fact": f["fact"], "source": f["source"], "score": 1.0}
         for f in data["extracted_info"]

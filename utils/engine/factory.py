@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..config import DEFAULT_LLM_TIMEOUT_S
 from ..errors import EngineError
 from .offline import OfflineEngine
 from .pricing import engine_price
@@ -42,7 +43,7 @@ def make_engine(settings, warn: Callable[[str], None] | None = None):
             settings.gemini_api_key,
             model,
             settings.gemini_base_url,
-            timeout_s=settings.llm_timeout or 60.0,
+            timeout_s=settings.llm_timeout or DEFAULT_LLM_TIMEOUT_S,
             context_tokens=settings.context_tokens or None,
             price=settings.price or engine_price("gemini", model, settings.gemini_base_url),
         )

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..clients import gemini_client
+from ..config import DEFAULT_CONTEXT_TOKENS, DEFAULT_GEMINI_MODEL, DEFAULT_LLM_TIMEOUT_S
 from ..errors import EngineError
 from .base import (
     AnalyzerModel,
@@ -18,27 +19,27 @@ from .base import (
     render_decision_prompt,
     render_report_prompt,
 )
-from .parse import ParseError, describe_error, parse_model
 from .pricing import cost_usd
+from .protocol import TEMPERATURE, BaseEngine, Capabilities, json_with_repair
 
 RETRY_STATUS = [408, 429, 500, 502, 503, 504]
-DEFAULT_CONTEXT = 32000  # tokens per prompt: far below Gemini's window, a cap on cost
+DEFAULT_CONTEXT = DEFAULT_CONTEXT_TOKENS  # tokens per prompt: far below Gemini's window, a cap on cost
 MAX_OUTPUT = {"decide": 512, "analyze": 2048, "report": 2048}  # room kept for the answer in the window
 
 
-class GeminiEngine:
+class GeminiEngine(BaseEngine):
     """Gemini through google-genai. JSON output is constrained by a response schema and validated
     with pydantic; one retry carries the validation error, then the caller falls back."""
 
     name = "gemini"
-    streams = True
+    capabilities = Capabilities(schema=True, streaming=True)
 
     def __init__(
         self,
         api_key: str,
-        model: str = "gemini-2.5-flash",
+        model: str = DEFAULT_GEMINI_MODEL,
         base_url: str = "",
-        timeout_s: float = 60.0,
+        timeout_s: float = DEFAULT_LLM_TIMEOUT_S,
         attempts: int = 3,
         retry_delay: float = 1.0,
         context_tokens: int | None = None,
@@ -46,11 +47,11 @@ class GeminiEngine:
     ):
         if not api_key:
             raise EngineError("GEMINI_API_KEY is not set")
+        super().__init__(counts_replies=True)
         self.api_key, self.model, self.base_url = api_key, model, base_url
-        self.timeout_s, self.attempts, self.retry_delay = timeout_s or 60.0, attempts, retry_delay
+        self.timeout_s, self.attempts, self.retry_delay = timeout_s or DEFAULT_LLM_TIMEOUT_S, attempts, retry_delay
         self.context_tokens = context_tokens or DEFAULT_CONTEXT
         self.price = price
-        self.stats = {k: {"replies": 0, "valid": 0} for k in MAX_OUTPUT}
         self._client = None
 
     def client(self):
@@ -83,33 +84,14 @@ class GeminiEngine:
         config = types.GenerateContentConfig(
             response_mime_type="application/json",
             response_schema=schema,
-            temperature=0.2,
+            temperature=TEMPERATURE,
         )
-        usage = {"calls": 0, "prompt": 0, "output": 0, "total": 0, "cost_usd": 0.0}
-        contents = prompt
-        last_error = ""
-        for _attempt in range(2):
-            resp = self.client().models.generate_content(model=self.model, contents=contents, config=config)
-            for k, v in self._usage(resp).items():
-                if k == "cost_usd":
-                    usage[k] = None if v is None or usage[k] is None else usage[k] + v
-                else:
-                    usage[k] += v
-            try:
-                obj = parse_model(resp.text or "", schema)
-                self.stats[kind]["replies"] += 1
-                self.stats[kind]["valid"] += 1
-                return obj, usage
-            except (ParseError, ValidationError) as exc:
-                self.stats[kind]["replies"] += 1
-                last_error = describe_error(exc)
-                contents = (
-                    f"{prompt}\n\nYour previous answer was not valid ({last_error}). "
-                    "Answer again with only a JSON object that matches the schema exactly."
-                )
-        err = EngineError(f"invalid JSON from Gemini after retry: {last_error}")
-        err.usage = usage  # the tokens were spent all the same
-        raise err
+
+        def ask(note: str) -> tuple[str, dict, str]:
+            resp = self.client().models.generate_content(model=self.model, contents=prompt + note, config=config)
+            return resp.text or "", self._usage(resp), ""
+
+        return json_with_repair(ask, schema, lambda valid: self.count_reply(kind, valid), "Gemini")
 
     def decide(self, ctx: dict) -> EngineResult:
         prompt = render_decision_prompt(ctx, self.budget("decide")[0])
@@ -125,7 +107,7 @@ class GeminiEngine:
         from google.genai import types
 
         budget, _out = self.budget("report")  # not sent as a limit: thinking models count thoughts in it
-        config = types.GenerateContentConfig(temperature=0.2)
+        config = types.GenerateContentConfig(temperature=TEMPERATURE)
         prompt = render_report_prompt(ctx, budget)
         if on_chunk is None:
             resp = self.client().models.generate_content(model=self.model, contents=prompt, config=config)

@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote, urlsplit
 
+from ..config import DEFAULT_CONFIDENCE
+from ..registry import CRAWL, HITL, SEARCH_KB, WEB_SEARCHES
 from ..research.feedback import feedback_terms
+from ..research.loopdata import ToolItem
 from ..text import (
     STOPWORDS,
     bare_title,
@@ -26,10 +29,11 @@ from ..text import (
     without_marker,
 )
 from .base import EngineResult
+from .protocol import BaseEngine
 from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
 from .verdict import verdict
 
-WEB_SEARCH = ("search_duckduckgo", "search_google")
+WEB_SEARCH = WEB_SEARCHES
 MAX_FACTS_PER_ITEM = 3
 MAX_FACTS_PER_STEP = 16
 MAX_CRAWL_PER_STEP = 3
@@ -91,7 +95,7 @@ def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, t
     return out
 
 
-class OfflineEngine:
+class OfflineEngine(BaseEngine):
     name = "offline"
 
     # ------------------------------------------------------------ decision
@@ -110,8 +114,8 @@ class OfflineEngine:
         def pick(action: str, q: str, why: str) -> EngineResult:
             return EngineResult({"next_action": action, "query_or_url": q, "reasoning": why}, self.name)
 
-        if fresh("search_kb", round_q):
-            return pick("search_kb", round_q, "Start with the local knowledge base: it is fast and private.")
+        if fresh(SEARCH_KB, round_q):
+            return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
         web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
         for a in web:
             if fresh(a, round_q):
@@ -123,7 +127,7 @@ class OfflineEngine:
         entities = salient_entities(facts, qterms)
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
-        if "crawl_url" in actions:
+        if CRAWL in actions:
             visited = set(ctx.get("visited_urls", []))
             scored = []
             for i, c in enumerate(ctx.get("candidate_urls", [])):
@@ -135,7 +139,7 @@ class OfflineEngine:
                     scored.append((-s, i, c["url"]))
             if scored:
                 urls = [u for _, _, u in sorted(scored)[:MAX_CRAWL_PER_STEP]]
-                return pick("crawl_url", " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
+                return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
 
         covered = set()
         for f in facts:
@@ -143,12 +147,12 @@ class OfflineEngine:
         residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
         for ent in entities:
             q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
-            for a in ("search_kb", *web):
+            for a in (SEARCH_KB, *web):
                 if fresh(a, q2):
                     return pick(a, q2, f"Follow the lead '{ent}' found in the sources.")
         return EngineResult(
             {
-                "next_action": "send_to_hitl",
+                "next_action": HITL,
                 "query_or_url": "",
                 "reasoning": "Nothing new left to try with the tools offered.",
             },
@@ -161,39 +165,39 @@ class OfflineEngine:
         query = ctx["query"]
         fb = feedback_terms(ctx.get("feedback", []))
         weights = _weights(query, fb)
-        step_q = ctx.get("query_or_url", "") if ctx.get("action") != "crawl_url" else ""
+        step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
         known = {fold(f["text"]) for f in ctx.get("facts", [])}
         excluded = set(ctx.get("excluded_sources", []))
 
         new_facts: list[dict] = []
         unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
 
-        def add(it: dict, score: float, qcov: float, sent: str) -> None:
+        def add(it: ToolItem, score: float, qcov: float, sent: str) -> None:
             known.add(fold(sent))
             fact = {
                 "fact": sent,
-                "source": it["source"],
+                "source": it.source,
                 "score": round(score, 3),
                 "qcov": round(qcov, 3),
-                "kind": it.get("kind", "page"),
+                "form": it.form,
             }
-            if it.get("kind") == "kb" and "score" in it:
-                fact["retrieval"] = round(float(it["score"]), 3)  # the KB's own retrieval score
+            if it.form == "kb" and it.score is not None:
+                fact["retrieval"] = round(float(it.score), 3)  # the KB's own retrieval score
             new_facts.append(fact)
 
         for it in ctx.get("items", []):
             # A page reached by a link is read for what it is about (its title), like a crawled page.
-            focus = _weights(it.get("title", "") if it.get("linked") else (step_q or it.get("title", "")))
+            focus = _weights(it.title if it.linked else (step_q or it.title))
             cands = []
             # A sentence about the document's subject (its opening one, or one opening with a pronoun:
             # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
             # American filmmaker" under "Ed Wood").
-            title_terms = term_set(bare_title(it.get("title", "")))
-            opens = bool(it.get("lead"))  # the text starts at the document's start
+            title_terms = term_set(bare_title(it.title))
+            opens = it.lead  # the text starts at the document's start
             # ...and when the question names that title, the opening sentence is kept however few of
             # the question's words it shares: it says what the named thing is.
-            named = opens and bool(named_in(query, {0: title_phrase(it.get("title", ""))}, weights))
-            for i, sent in enumerate(split_sentences(it.get("text", ""))):
+            named = opens and bool(named_in(query, {0: title_phrase(it.title)}, weights))
+            for i, sent in enumerate(split_sentences(it.text)):
                 sent = without_marker(sent)
                 if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
                     continue
@@ -203,8 +207,8 @@ class OfflineEngine:
                 score = max(qcov, 0.5 * fcov + 0.5 * qcov)
                 if score >= MIN_SCORE or (named and i == 0):
                     cands.append((max(score, MIN_SCORE), qcov, sent))
-                elif opens and it["source"] not in unread_leads:
-                    unread_leads[it["source"]] = (it, qcov, sent)
+                elif opens and it.source not in unread_leads:
+                    unread_leads[it.source] = (it, qcov, sent)
             cands.sort(key=lambda c: -c[0])
             for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
                 add(it, score, qcov, sent)
@@ -214,7 +218,7 @@ class OfflineEngine:
         best = sorted(new_facts, key=lambda f: -f["score"])[:BRIDGE_FROM] + ctx.get("facts", [])[:BRIDGE_FROM]
         named_text = phrase(" ".join(f.get("fact", f.get("text", "")) for f in best))
         for src, (it, qcov, sent) in unread_leads.items():
-            if src not in have and (title_phrase(it.get("title", "")) or "\0") in named_text:
+            if src not in have and (title_phrase(it.title) or "\0") in named_text:
                 add(it, MIN_SCORE, qcov, sent)
         # Every document keeps its best passage (a linked page may hold the second half of the
         # answer while sharing few words with the question); the rest compete on score.
@@ -226,7 +230,7 @@ class OfflineEngine:
         rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f["score"])
         new_facts = sorted(firsts + rest[: max(0, MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f["score"])
 
-        all_facts = [{"qcov": 0.0, "kind": "page", **f} for f in ctx.get("facts", [])] + [
+        all_facts = [{"qcov": 0.0, "form": "page", **f} for f in ctx.get("facts", [])] + [
             {"text": f["fact"], **{k: v for k, v in f.items() if k != "fact"}} for f in new_facts
         ]
         all_facts = [f for f in all_facts if f["source"] not in excluded]
@@ -237,9 +241,9 @@ class OfflineEngine:
         ent_terms = set().union(*(term_set(e) for e in ents))
         urls: list[tuple[float, str]] = []
         for it in ctx.get("items", []):
-            if it.get("kind") == "snippet" and it.get("url", "").startswith("http"):
-                urls.append((len(term_set(it.get("title", "") + " " + it.get("text", "")) & qterms) + 0.5, it["url"]))
-            for link in it.get("links", [])[:300]:
+            if it.form == "snippet" and it.url.startswith("http"):
+                urls.append((len(term_set(it.title + " " + it.text) & qterms) + 0.5, it.url))
+            for link in it.links[:300]:
                 slug = _slug_terms(link)
                 s = len(slug & qterms) + 1.5 * len(slug & ent_terms)
                 if s > 0:
@@ -290,8 +294,8 @@ class OfflineEngine:
         excluded = set(ctx.get("excluded_sources", []))
         facts = [f for f in ctx.get("facts", []) if f["source"] not in excluded]
         facts.sort(key=lambda f: (-f.get("qcov", 0), -f.get("score", 0)))
-        full_text_sources = {f["source"] for f in facts if f.get("kind") in ("page", "kb")}
-        facts = [f for f in facts if not (f.get("kind") == "snippet" and f["source"] in full_text_sources)]
+        full_text_sources = {f["source"] for f in facts if f.get("form") in ("page", "kb")}
+        facts = [f for f in facts if not (f.get("form") == "snippet" and f["source"] in full_text_sources)]
         chosen = choose(query, facts, ctx.get("sources", []), weights)
         decided = verdict(query, chosen, facts, ctx.get("sources", []), weights)
         if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
@@ -303,9 +307,9 @@ class OfflineEngine:
         else:
             text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f['source']}]" for f in chosen])
         conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
-        if chosen and conf < ctx.get("threshold", 0.7):
+        if chosen and conf < ctx.get("threshold", DEFAULT_CONFIDENCE):
             text += (
-                f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', 0.7):.2f}: "
+                f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', DEFAULT_CONFIDENCE):.2f}: "
                 "treat this as a lead to check, not a settled answer._"
             )
         return EngineResult(text.strip(), self.name)
@@ -314,15 +318,15 @@ class OfflineEngine:
 def _trust(fact: dict) -> float:
     """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
     passage counts in proportion to the KB's own retrieval score."""
-    if fact.get("kind") == "snippet":
+    if fact.get("form") == "snippet":
         return 0.75
-    if fact.get("kind") == "kb" and "retrieval" in fact:
+    if fact.get("form") == "kb" and "retrieval" in fact:
         return 0.6 + 0.4 * fact["retrieval"]
     return 1.0
 
 
 def _sentence(fact: dict) -> str:
     text = fact["text"].strip()
-    if fact.get("kind") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
+    if fact.get("form") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
         text += "\u2026"  # search snippets are cut short: say so
     return text

@@ -19,9 +19,16 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from ..config import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_LLM_TIMEOUT_S,
+    DEFAULT_LOCAL_CONTEXT_TOKENS,
+    DEFAULT_LOCAL_LLM_TIMEOUT_S,
+)
 from ..errors import EngineError
+from ..usage import zero_usage
 from .base import (
     AnalyzerModel,
     DecisionModel,
@@ -32,14 +39,14 @@ from .base import (
     render_report_prompt,
 )
 from .context import CHAT_OVERHEAD, estimate_tokens
-from .parse import ParseError, ThinkFilter, describe_error, parse_model, strip_think
+from .parse import ThinkFilter, strip_think
 from .pricing import cost_usd
+from .protocol import TEMPERATURE, BaseEngine, Capabilities, json_with_repair
 
 LADDER = ("json_schema", "json_object+schema", "json_object", "text")
 REFUSED = {400, 422, 500, 501}  # a server that cannot do a response format answers with one of these
-LOCAL_CONTEXT, REMOTE_CONTEXT = 4096, 32000
+LOCAL_CONTEXT, REMOTE_CONTEXT = DEFAULT_LOCAL_CONTEXT_TOKENS, DEFAULT_CONTEXT_TOKENS
 MAX_OUTPUT = {"decide": 200, "analyze": 640, "report": 1024}  # the bounded JSON fits; prose is cut
-KINDS = ("decide", "analyze", "report")
 
 
 def is_local(base_url: str) -> bool:
@@ -81,20 +88,9 @@ def bounded_schema(schema: type[BaseModel]) -> dict:
     return js
 
 
-def zero_usage() -> dict:
-    return {"calls": 0, "prompt": 0, "output": 0, "total": 0, "cost_usd": 0.0}
-
-
-def add_to(usage: dict, more: dict) -> None:
-    for k in ("calls", "prompt", "output", "total"):
-        usage[k] += more.get(k, 0) or 0
-    if usage["cost_usd"] is not None:
-        usage["cost_usd"] = None if more.get("cost_usd") is None else usage["cost_usd"] + more["cost_usd"]
-
-
-class OpenAIEngine:
+class OpenAIEngine(BaseEngine):
     name = "openai"
-    streams = True
+    capabilities = Capabilities(schema=True, streaming=True)
 
     def __init__(
         self,
@@ -107,12 +103,13 @@ class OpenAIEngine:
         price: tuple[float, float] | None = None,
         warn: Callable[[str], None] | None = None,
     ):
+        super().__init__(counts_replies=True)  # per call kind: replies received, and how many were schema-valid
         self.base_url, self.api_key = base_url, api_key
         self.local = is_local(base_url)
         if not base_url and not api_key:
             raise EngineError("--engine openai needs OPENAI_API_KEY, or --base-url for a local server")
         self.model = model or ("" if base_url else "gpt-4o-mini")
-        self.timeout_s = timeout_s or (300.0 if self.local else 60.0)
+        self.timeout_s = timeout_s or (DEFAULT_LOCAL_LLM_TIMEOUT_S if self.local else DEFAULT_LLM_TIMEOUT_S)
         self.max_retries = max_retries
         self.context_tokens = context_tokens or (LOCAL_CONTEXT if self.local else REMOTE_CONTEXT)
         self.price = price
@@ -121,8 +118,6 @@ class OpenAIEngine:
         self._lock = threading.Lock()
         self._rung = 0  # index into LADDER: the structured-output mode this server takes
         self._stream_usage = True  # ask for usage in streams until the server refuses
-        # per call kind: LLM replies received, and how many of them were schema-valid
-        self.stats = {k: {"replies": 0, "valid": 0} for k in KINDS}
         self.steps_down: list[str] = []
 
     # ------------------------------------------------------------------ plumbing
@@ -173,11 +168,6 @@ class OpenAIEngine:
             "cost_usd": cost_usd(self.price, prompt, output),
         }
 
-    def _count(self, kind: str, valid: bool) -> None:
-        with self._lock:
-            self.stats[kind]["replies"] += 1
-            self.stats[kind]["valid"] += int(valid)
-
     @staticmethod
     def _response_format(mode: str, schema: type[BaseModel]) -> dict | None:
         js = bounded_schema(schema)
@@ -208,7 +198,7 @@ class OpenAIEngine:
                 return self.client().chat.completions.create(
                     model=self.model,
                     messages=[{"role": "user", "content": prompt}],
-                    temperature=0.2,
+                    temperature=TEMPERATURE,
                     max_tokens=max_tokens,
                     **({"response_format": fmt} if fmt else {}),
                 )
@@ -224,42 +214,14 @@ class OpenAIEngine:
                             self.warn(f"openai: {msg}")
 
     def _json_call(self, kind: str, render: Callable[[int], str], schema: type[BaseModel]) -> tuple[BaseModel, dict]:
-        usage = zero_usage()
-        note = ""
-        last_error = ""
-        for _attempt in range(2):
-            try:
-                resp = self._create_structured(kind, render, schema, note)
-            except Exception as exc:
-                raise self._with_usage(exc, usage) from exc
-            add_to(usage, self._usage(getattr(resp, "usage", None)))
+        def ask(note: str) -> tuple[str, dict, str]:
+            resp = self._create_structured(kind, render, schema, note)
             msg = resp.choices[0].message if resp.choices else None
             text = (getattr(msg, "content", None) or "") if msg else ""
-            try:
-                obj = parse_model(text, schema)
-            except (ParseError, ValidationError) as exc:
-                self._count(kind, False)
-                last_error = describe_error(exc)
-                if resp.choices and resp.choices[0].finish_reason == "length":
-                    last_error += " (cut off at the length limit: be brief)"
-                note = (
-                    f"\n\nYour previous answer was not valid ({last_error[:300]}). "
-                    "Answer again with only a JSON object that matches the schema exactly."
-                )
-                continue
-            self._count(kind, True)
-            return obj, usage
-        err = EngineError(f"invalid JSON from the model after retry: {last_error}")
-        err.usage = usage  # the tokens were spent all the same
-        raise err
+            cut = bool(resp.choices) and resp.choices[0].finish_reason == "length"
+            return text, self._usage(getattr(resp, "usage", None)), " (cut off at the length limit: be brief)" * cut
 
-    def _with_usage(self, exc: Exception, usage: dict) -> Exception:
-        if getattr(exc, "usage", None) is None and usage["calls"]:
-            try:
-                exc.usage = usage
-            except AttributeError:
-                pass
-        return exc
+        return json_with_repair(ask, schema, lambda valid: self.count_reply(kind, valid), "the model")
 
     # ------------------------------------------------------------------ the three calls
 
@@ -277,9 +239,11 @@ class OpenAIEngine:
         messages = [{"role": "user", "content": prompt}]
         client = self.client()
         if on_chunk is None:
-            resp = client.chat.completions.create(model=self.model, messages=messages, temperature=0.2, max_tokens=out)
+            resp = client.chat.completions.create(
+                model=self.model, messages=messages, temperature=TEMPERATURE, max_tokens=out
+            )
             text = strip_think(resp.choices[0].message.content or "") if resp.choices else ""
-            self._count("report", bool(text.strip()))
+            self.count_reply("report", bool(text.strip()))
             return EngineResult(text, self.name, self._usage(getattr(resp, "usage", None)))
         stream = self._open_stream(messages, out)
         parts, usage, think = [], None, ThinkFilter()
@@ -296,7 +260,7 @@ class OpenAIEngine:
             parts.append(tail)
             on_chunk(tail)
         text = "".join(parts)
-        self._count("report", bool(text.strip()))
+        self.count_reply("report", bool(text.strip()))
         if usage is None:  # the server sent no usage: the call is counted, its tokens are not known
             usage = {**zero_usage(), "calls": 1, "cost_usd": None if self.price else 0.0}
         return EngineResult(text, self.name, usage)
@@ -304,7 +268,7 @@ class OpenAIEngine:
     def _open_stream(self, messages: list[dict], max_tokens: int):
         import openai
 
-        kw = dict(model=self.model, messages=messages, temperature=0.2, max_tokens=max_tokens, stream=True)
+        kw = dict(model=self.model, messages=messages, temperature=TEMPERATURE, max_tokens=max_tokens, stream=True)
         if self._stream_usage:
             try:
                 return self.client().chat.completions.create(**kw, stream_options={"include_usage": True})

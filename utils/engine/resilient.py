@@ -3,58 +3,59 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from ..deadline import call_within
 from .base import EngineResult
+from .protocol import BaseEngine, Engine
 
 LOW_CONFIDENCE_CAP = 0.35  # an analysis made by the fallback engine never claims more than this
 
 
-class ResilientEngine:
+class ResilientEngine(BaseEngine):
     """Primary engine with the offline engine behind it: any failure of the primary (network,
-    quota, invalid JSON after its retry) is answered by the offline engine and marked fallback."""
+    quota, invalid JSON after its retry) is answered by the offline engine and marked fallback.
+    It is the primary to the rest of the program: its name, model, price, stats and capabilities."""
 
-    def __init__(self, primary, fallback):
+    def __init__(self, primary: Engine, fallback: Engine):
         self.primary, self.fallback = primary, fallback
         self.name = primary.name
+        self.capabilities = primary.capabilities
 
     @property
     def model(self) -> str | None:
-        return getattr(self.primary, "model", None)
+        return self.primary.model  # read late: a server's first model is known after the first call
 
     @property
     def price(self) -> tuple[float, float] | None:
-        return getattr(self.primary, "price", None)
+        return self.primary.price
 
     @property
     def stats(self) -> dict:
-        return getattr(self.primary, "stats", {})
+        return self.primary.stats
 
-    @property
-    def streams(self) -> bool:
-        return bool(getattr(self.primary, "streams", False))
-
-    def _run(self, method: str, ctx: dict, **kw) -> EngineResult:
+    def _run(self, call: Callable[..., EngineResult], fallback: Callable[[dict], EngineResult], ctx: dict, **kw):
         # ctx["deadline"] (time.monotonic()) bounds the call: when it passes, the call in flight is
         # abandoned and the offline engine answers (TimeLimitExceeded is one more failure).
         deadline = ctx.get("deadline")
         left = None if deadline is None else deadline - time.monotonic()
         try:
-            return call_within(left, getattr(self.primary, method), ctx, **kw)
+            return call_within(left, call, ctx, **kw)
         except Exception as exc:  # noqa: BLE001 - any LLM failure is survivable
-            res = getattr(self.fallback, method)(ctx)
-            res.usage = getattr(exc, "usage", None)
+            res = fallback(ctx)
+            res.usage = getattr(exc, "usage", None)  # what an exception carries is not the engine's contract
             res.fallback = True
             res.error = f"{type(exc).__name__}: {exc}"[:500]
-            if method == "analyze" and isinstance(res.data, dict):
-                res.data["confidence_score"] = round(min(res.data["confidence_score"], LOW_CONFIDENCE_CAP), 3)
             return res
 
     def decide(self, ctx: dict) -> EngineResult:
-        return self._run("decide", ctx)
+        return self._run(self.primary.decide, self.fallback.decide, ctx)
 
     def analyze(self, ctx: dict) -> EngineResult:
-        return self._run("analyze", ctx)
+        res = self._run(self.primary.analyze, self.fallback.analyze, ctx)
+        if res.fallback and isinstance(res.data, dict):
+            res.data["confidence_score"] = round(min(res.data["confidence_score"], LOW_CONFIDENCE_CAP), 3)
+        return res
 
-    def report(self, ctx: dict, on_chunk=None) -> EngineResult:
-        return self._run("report", ctx, on_chunk=on_chunk)
+    def report(self, ctx: dict, on_chunk: Callable[[str], None] | None = None) -> EngineResult:
+        return self._run(self.primary.report, self.fallback.report, ctx, on_chunk=on_chunk)

@@ -1,31 +1,17 @@
-"""The one action vocabulary: what the Decision may choose, which tool each action needs, what
-to use instead when a tool is not offered, and why a research round stops. The Decision schema's
-enum is built from ACTIONS; the report's stop texts from STOP_REASONS."""
+"""Offering and remapping actions with the tool registry (utils/registry.py), and why a research
+round stops. The report's stop texts are built from STOP_REASONS."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..registry import BY_ACTION, HITL, TOOLS, takes_urls
+from .loopdata import Choice
 from .loopguard import split_urls
 
-SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, HITL = (
-    "search_duckduckgo",
-    "search_google",
-    "crawl_url",
-    "search_kb",
-    "send_to_hitl",
-)
-ACTIONS = (SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, HITL)
-TOOL_ACTION_NAMES = ACTIONS[:-1]
-TOOL_ACTIONS = {  # action -> tool name used by --tools
-    "search_duckduckgo": "duckduckgo",
-    "search_google": "google",
-    "crawl_url": "crawl",
-    "search_kb": "kb",
-}
 STOP_REASONS = (
     "confident",  # confidence >= threshold
-    "decided",  # the engine chose send_to_hitl itself
+    "decided",  # the engine chose to hand over itself
     "exhausted",  # the offline policy has nothing left to try
     "budget",  # --max-iterations reached
     "loop_repeat",  # the same normalized action+query again
@@ -38,43 +24,27 @@ STOP_REASONS = (
 )
 
 
-REMAP = {  # what to use instead when the chosen tool is not offered, in order of preference
-    "search_google": ("search_duckduckgo", "search_kb"),
-    "search_duckduckgo": ("search_google", "search_kb"),
-    "search_kb": ("search_duckduckgo", "search_google"),
-    "crawl_url": ("search_duckduckgo", "search_google", "search_kb"),
-}
-
-
 def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     """Tools the Decision may choose now: asked for with --tools, configured, and not empty."""
-    s, out = settings, []
-    if "duckduckgo" in s.tools:
-        out.append("search_duckduckgo")
-    if "google" in s.tools and s.google_search_configured():
-        out.append("search_google")
-    if "crawl" in s.tools:
-        out.append("crawl_url")
-    if "kb" in s.tools and kb_available():
-        out.append("search_kb")
-    return out + ["send_to_hitl"]
+    s = settings
+    return [t.action for t in TOOLS if t.tool in s.tools and t.available(s, kb_available)] + [HITL]
 
 
-def remap_decision(decision: dict, actions: list[str], query: str) -> dict:
+def remap_decision(decision: dict, actions: list[str], query: str) -> Choice:
     """Make the engine's choice executable with the tools offered; record what was changed."""
     action, q = decision["next_action"], (decision.get("query_or_url") or "").strip()
-    out = {"action": action, "query_or_url": q, "reasoning": decision.get("reasoning", ""), "remapped_from": None}
-    if action == "crawl_url" and action in actions and not split_urls(q):
-        action = "search_duckduckgo"  # the engine gave no URL: search for what it wrote instead
-        out["remapped_from"] = "crawl_url"
+    out = Choice(action, q, decision.get("reasoning", ""))
+    if takes_urls(action) and action in actions and not split_urls(q):
+        out.remapped_from = action
+        action = BY_ACTION[action].fallbacks[0]  # the engine gave no URL: search for what it wrote instead
     if action not in actions:
-        alternatives = [a for a in REMAP.get(action, ()) if a in actions]
-        out["remapped_from"] = out["remapped_from"] or action
+        alternatives = [a for a in (BY_ACTION[action].fallbacks if action in BY_ACTION else ()) if a in actions]
+        out.remapped_from = out.remapped_from or action
         if not alternatives:
-            out.update(action="send_to_hitl", query_or_url="")
+            out.action, out.query_or_url = HITL, ""
             return out
         action = alternatives[0]
-    if action != "send_to_hitl" and (not q or out["remapped_from"] == "crawl_url"):
+    if action != HITL and (not q or takes_urls(out.remapped_from)):
         q = query  # nothing usable to search for (empty, or URLs meant for the crawler): use the question
-    out.update(action=action, query_or_url=q)
+    out.action, out.query_or_url = action, q
     return out

@@ -281,7 +281,7 @@ def verified_report(write: Callable[[dict, bool], object], ctx: dict) -> Verifie
     results = [result]
     answer = str(result.data)
     v = verify(answer, sources, facts)
-    if v.problems and getattr(result, "engine", "offline") != "offline":
+    if v.problems and result.engine != "offline":
         result = write({**ctx, "citation_problems": problems_text(v)}, False)
         results.append(result)
         answer = str(result.data)

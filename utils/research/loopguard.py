@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ..registry import CRAWL, HITL, takes_urls
 from ..text import normalize_query
 from .state import Shared, round_cost, round_iterations, round_reports, round_tokens
 
@@ -20,13 +21,13 @@ def split_urls(text: str) -> list[str]:
 def urls_to_read_first(shared: Shared, actions: list[str]) -> list[str]:
     """The pages the question itself names that no step has tried yet: read before anything else,
     whichever engine decides, when crawling is offered (a question quoting a URL asks about that page)."""
-    if "crawl_url" not in actions:
+    if CRAWL not in actions:
         return []
     from ..urls import normalize_url
 
     tried = set(shared.get("visited_urls", []))
     for h in shared.get("research_history", []):
-        if h.get("action") == "crawl_url":
+        if h.get("action") == CRAWL:
             tried |= {normalize_url(u) for u in split_urls(h.get("query_or_url", ""))}
     return [u for u in dict.fromkeys(split_urls(shared.get("original_query", ""))) if normalize_url(u) not in tried]
 
@@ -68,9 +69,9 @@ def pre_decision_stop(
 
 def post_decision_check(shared: Shared, action: str, query_or_url: str) -> tuple[str, str] | None:
     """Loop detection on the engine's chosen action (after any remap)."""
-    if action == "send_to_hitl":
+    if action == HITL:
         return None
-    if action == "crawl_url":
+    if takes_urls(action):
         from ..urls import normalize_url
 
         urls = split_urls(query_or_url)

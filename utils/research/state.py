@@ -1,9 +1,9 @@
-"""The shared store: Sleuth's one piece of state, a JSON-serializable dict.
+"""The shared store: Sleuth's one piece of state.
 
 PocketFlow nodes are copied on every visit, so everything that must survive a step lives here.
-The schema is declared with TypedDicts (documented in docs/design.md) and only ever holds
-JSON types, so `json.loads(json.dumps(shared)) == shared` — sessions are saved and resumed
-from exactly this dict.
+The schema is declared with TypedDicts (documented in docs/design.md). It holds JSON types,
+except for the step in flight, `pending`, a PendingStep (research/loopdata.py) or None:
+`saved_form(shared)` is the JSON a session file holds, and `restored` reads it back.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from typing import Literal, TypedDict
 
 from ..text import valid_text
+from ..usage import sum_usage
+from .loopdata import PendingStep
 
 SCHEMA_VERSION = 1
 
@@ -40,7 +42,7 @@ class Fact(TypedDict, total=False):
     score: float  # relevance to the question, 0..1
     step: int
     qcov: float  # offline analyzer: weighted share of the question's terms in the fact
-    kind: str  # snippet | page | kb
+    form: str  # snippet | page | kb: what the text it came from is (older sessions: "kind")
     retrieval: float  # KB facts: the hit's retrieval score
 
 
@@ -102,7 +104,7 @@ class Shared(TypedDict, total=False):
     analyzer_reports: list[AnalyzerRecord]
     feedback_history: list[FeedbackRecord]
     excluded_sources: list[int]  # sources the human rejected in feedback ("the second source is outdated")
-    pending: dict  # Decision -> tool -> Analyzer hand-off for the step in flight
+    pending: PendingStep | None  # Decision -> tool -> Analyzer hand-off for the step in flight
     llm_fallbacks: list[dict]  # {"step","phase","error"} when the LLM failed and offline took over
     stop_reason: str | None
     stop_detail: str
@@ -149,7 +151,7 @@ def new_shared(
         analyzer_reports=[],
         feedback_history=[],
         excluded_sources=[],
-        pending={},
+        pending=None,
         llm_fallbacks=[],
         stop_reason=None,
         stop_detail="",
@@ -181,7 +183,17 @@ def restored(data: object) -> Shared:
         if default is not None and _json_kind(value) != _json_kind(default):
             raise ValueError(f'its "{key}" should be a JSON {_json_kind(default)}, not a {_json_kind(value)}')
         shared[key] = value
+    shared["pending"] = PendingStep.from_json(shared["pending"]) if isinstance(shared["pending"], dict) else None
+    for f in shared["extracted_information"]:  # older sessions called a fact's `form` `kind`
+        if isinstance(f, dict) and "kind" in f:
+            f.setdefault("form", f.pop("kind"))
     return shared
+
+
+def saved_form(shared: Shared) -> dict:
+    """The shared store as JSON types: what a session file holds (the step in flight as an object)."""
+    pending = shared.get("pending")
+    return {**shared, "pending": pending.to_json() if pending else {}}
 
 
 def _json_kind(value: object) -> str:
@@ -276,15 +288,14 @@ def add_candidates(shared: Shared, entries) -> None:
 
 
 def add_usage(shared: Shared, usage: dict | None) -> None:
+    """Count one engine call's tokens and cost into the session (utils/usage.py sums them)."""
     if not usage:
         return
-    tu = shared["token_usage"]
-    tu["calls"] += int(usage.get("calls", 1))
-    for k in ("prompt", "output", "total"):
-        tu[k] += int(usage.get(k) or 0)
+    total = {**shared["token_usage"], "cost_usd": shared.get("cost_usd", 0.0)}
+    sum_usage(total, usage)
     if "cost_usd" in usage:  # an engine with a price table entry says what the call cost, or None
-        spent, cost = shared.get("cost_usd", 0.0), usage["cost_usd"]
-        shared["cost_usd"] = None if spent is None or cost is None else spent + cost
+        shared["cost_usd"] = total["cost_usd"]
+    shared["token_usage"].update({k: total[k] for k in ("calls", "prompt", "output", "total")})
 
 
 def round_cost(shared: Shared) -> float | None:
