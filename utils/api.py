@@ -329,20 +329,23 @@ def session(settings, session_id: str) -> dict:
 
 
 class KnowledgeBase:
-    """The knowledge base in a data folder: `ingest`, `search`, `stats` (opened on first use)."""
+    """The knowledge base in a data folder: `ingest`, `search`, `stats` (opened on first use).
+    `clients`: the tool clients (utils/runtime.Tools) whose knowledge base to use, shared with
+    research runs (the MCP server's); without them this object opens and closes its own."""
 
-    def __init__(self, data_dir: str | Path | None = None, **settings):
-        self.settings = load(data_dir=data_dir, **settings)
-        self._kb = None
-        self._lock = threading.Lock()
+    def __init__(self, data_dir: str | Path | None = None, *, clients=None, **settings):
+        if clients is None:
+            from .runtime import Tools
+
+            clients = Tools(load(data_dir=data_dir, **settings))
+            self._own = True
+        else:
+            self._own = False
+        self.settings = clients.settings
+        self._clients = clients
 
     def _store(self):
-        with self._lock:
-            if self._kb is None:
-                from .kb.store import KnowledgeBase as Store
-
-                self._kb = Store.for_settings(self.settings)
-            return self._kb
+        return self._clients.kb()
 
     def ingest(self, paths: str | Path | Iterable[str | Path]):
         """Add files and folders (recursively: .txt .md .html .pdf); an unchanged file adds nothing.
@@ -365,10 +368,9 @@ class KnowledgeBase:
         return self._store().stats()
 
     def close(self) -> None:
-        with self._lock:
-            if self._kb is not None:
-                self._kb.close()
-                self._kb = None
+        """Close the store (when this object opened it); the next call opens it again."""
+        if self._own:
+            self._clients.close_kb()
 
     def __enter__(self) -> KnowledgeBase:
         return self

@@ -62,6 +62,13 @@ class Tools:
                 self._kb = KnowledgeBase.for_settings(self.settings)
             return self._kb
 
+    def close_kb(self) -> None:
+        """Close the knowledge base if it is open (the next use opens it again)."""
+        with self._lock:
+            kb, self._kb = self._kb, None
+        if kb is not None:
+            kb.close()
+
     def kb_available(self) -> bool:
         """True when the knowledge base has something to search (checked cheaply when embedded)."""
         if self._kb_nonempty:
