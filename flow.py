@@ -1,6 +1,6 @@
 """Sleuth's research graph (see docs/design.md for the diagram).
 
-QueryInput -> Decision -(search_duckduckgo|search_google|crawl_url|search_kb)-> tool -> Analyzer -> Decision
+QueryInput -> Decision -(search_duckduckgo|search_google|crawl_url|search_kb|search_wiki)-> tool -> Analyzer -> Decision
 Decision -(send_to_hitl)-> HITLOutput -> HumanFeedback -(research)-> Decision
                                                        -(done)-> end
 """
@@ -26,6 +26,7 @@ from .nodes import (
     KnowledgeBaseSearch,
     QueryInput,
     WebCrawl,
+    WikiSearch,
 )
 
 STARTS = ("query", "decision", "report", "feedback")
@@ -41,6 +42,7 @@ def build_flow(rt, start: str = "query") -> Flow:
         "search_google": GoogleSearch(rt),
         "crawl_url": WebCrawl(rt),
         "search_kb": KnowledgeBaseSearch(rt),
+        "search_wiki": WikiSearch(rt),
     }
 
     query - DECIDE >> decision

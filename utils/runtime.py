@@ -15,12 +15,12 @@ from .config import Settings
 
 
 class Tools:
-    """Lazily built, thread-safe tool clients (search, crawler, knowledge base, cache)."""
+    """Lazily built, thread-safe tool clients (search, crawler, wiki, knowledge base, cache)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self._lock = threading.RLock()
-        self._cache = self._search = self._fetcher = self._kb = None
+        self._cache = self._search = self._fetcher = self._kb = self._wiki = None
         self._kb_nonempty = False
 
     def cache(self):
@@ -53,6 +53,14 @@ class Tools:
                     cache=self.cache(),
                 )
             return self._fetcher
+
+    def wiki(self):
+        with self._lock:
+            if self._wiki is None:
+                from .web.wiki import WikiClient
+
+                self._wiki = WikiClient(self.settings.wiki_url, cache=self.cache())
+            return self._wiki
 
     def kb(self):
         with self._lock:

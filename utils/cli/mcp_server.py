@@ -148,7 +148,7 @@ def build_server(base: dict, settings, run_flow, folders: list[Path]) -> MCPServ
         question: Annotated[str, Field(description="the question to research")],
         ctx: Context,
         tools: Annotated[
-            list[str] | None, Field(description="tools to offer: duckduckgo, google, crawl, kb (default: the server's)")
+            list[str] | None, Field(description="any of duckduckgo, google, crawl, kb, wiki (default: the server's)")
         ] = None,
         max_iterations: Annotated[int | None, Field(description="research step budget (default 8)")] = None,
         confidence: Annotated[float | None, Field(description="stop at this confidence, in (0, 1] (0.7)")] = None,

@@ -30,6 +30,7 @@ from .select import about_subject, choose, coverage, named_in, phrase, title_phr
 from .verdict import verdict
 
 WEB_SEARCH = ("search_duckduckgo", "search_google")
+WIKI = "search_wiki"
 MAX_FACTS_PER_ITEM = 3
 MAX_FACTS_PER_STEP = 16
 MAX_CRAWL_PER_STEP = 3
@@ -62,6 +63,22 @@ def _slug_terms(url: str) -> set[str]:
     path = unquote(urlsplit(url).path)
     path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", path)
     return term_set(re.sub(r"[_/\-.]+", " ", path))
+
+
+def question_names(query: str) -> list[str]:
+    """The names a question asks about, in order: "Lighthouse of Alexandria" in "When was the
+    Lighthouse of Alexandria built?", "Scott Derrickson" and "Ed Wood" in "Were Scott Derrickson and
+    Ed Wood of the same nationality?" (a capitalised question word is not part of a name)."""
+    out: list[str] = []
+    for m in _ENTITY.finditer(query):
+        for part in re.split(r"\s+and\s+", m.group(0).strip(" .'’-")):
+            words = part.split()
+            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in _COMMON_CAPS):
+                words.pop(0)
+            name = " ".join(words)
+            if name and content_terms(name) and name not in out:
+                out.append(name)
+    return out
 
 
 def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, top: int = 6) -> list[str]:
@@ -112,6 +129,9 @@ class OfflineEngine:
 
         if fresh("search_kb", round_q):
             return pick("search_kb", round_q, "Start with the local knowledge base: it is fast and private.")
+        for name in question_names(query):  # an entity question: the wiki has a page about what it names
+            if fresh(WIKI, name):
+                return pick(WIKI, name, f"Look up '{name}' in the wiki: the question is about it.")
         web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
         for a in web:
             if fresh(a, round_q):
@@ -143,9 +163,9 @@ class OfflineEngine:
         residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
         for ent in entities:
             q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
-            for a in ("search_kb", *web):
-                if fresh(a, q2):
-                    return pick(a, q2, f"Follow the lead '{ent}' found in the sources.")
+            for a, q in (("search_kb", q2), (WIKI, ent), *((w, q2) for w in web)):
+                if fresh(a, q):
+                    return pick(a, q, f"Follow the lead '{ent}' found in the sources.")
         return EngineResult(
             {
                 "next_action": "send_to_hitl",

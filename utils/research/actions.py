@@ -8,20 +8,22 @@ from collections.abc import Callable
 
 from .loopguard import split_urls
 
-SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, HITL = (
+SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, SEARCH_WIKI, HITL = (
     "search_duckduckgo",
     "search_google",
     "crawl_url",
     "search_kb",
+    "search_wiki",
     "send_to_hitl",
 )
-ACTIONS = (SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, HITL)
+ACTIONS = (SEARCH_DDG, SEARCH_GOOGLE, CRAWL, SEARCH_KB, SEARCH_WIKI, HITL)
 TOOL_ACTION_NAMES = ACTIONS[:-1]
 TOOL_ACTIONS = {  # action -> tool name used by --tools
     "search_duckduckgo": "duckduckgo",
     "search_google": "google",
     "crawl_url": "crawl",
     "search_kb": "kb",
+    "search_wiki": "wiki",
 }
 STOP_REASONS = (
     "confident",  # confidence >= threshold
@@ -43,6 +45,7 @@ REMAP = {  # what to use instead when the chosen tool is not offered, in order o
     "search_duckduckgo": ("search_google", "search_kb"),
     "search_kb": ("search_duckduckgo", "search_google"),
     "crawl_url": ("search_duckduckgo", "search_google", "search_kb"),
+    "search_wiki": ("search_duckduckgo", "search_google", "search_kb"),
 }
 
 
@@ -57,6 +60,8 @@ def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
         out.append("crawl_url")
     if "kb" in s.tools and kb_available():
         out.append("search_kb")
+    if "wiki" in s.tools:  # needs nothing but the network, like DuckDuckGo
+        out.append("search_wiki")
     return out + ["send_to_hitl"]
 
 

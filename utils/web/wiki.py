@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..config import DEFAULT_WIKI_URL
 from ..errors import BackendError
 
-DEFAULT_WIKI_URL = "https://en.wikipedia.org/w/api.php"
 USER_AGENT = "Sleuth/0.2 (+https://github.com/sleuth-research/sleuth; research agent) python-requests"
 MAXLAG_S = 5  # ask the wiki to refuse us while its replicas lag more than this (what bots use)
 MAXLAG_TRIES = 3
