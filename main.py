@@ -8,6 +8,7 @@
   sleuth sessions list|show|export  saved sessions
   sleuth kb ingest|search|stats|reset
   sleuth fetch URL...               the crawler on its own
+  sleuth mcp [--allow-ingest DIR]   an MCP server over stdio (research, feedback, kb_search, ...)
 
 A table of commands, each `utils/cli/<module>.py main(argv)`: a new command is one entry in
 COMMANDS. Options may come before or after the command word (utils/cli/args.py moves them).
@@ -34,6 +35,7 @@ COMMANDS = {
     "sessions": Command("sessions", "list, show and export saved sessions"),
     "kb": Command("kb", "the knowledge base: ingest, search, stats, reset"),
     "fetch": Command("fetch", "fetch web pages and print their main text"),
+    "mcp": Command("mcp_server", "serve research to MCP clients (Claude, Cursor, ...) over stdio", flow=True),
 }
 EXIT_OK, EXIT_INTERRUPTED = 0, 130  # the full table: utils/cli/output.py and the README
 

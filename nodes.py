@@ -375,6 +375,27 @@ class KnowledgeBaseSearch(ToolNode):
         }
 
 
+class WikiSearch(ToolNode):
+    """Searches a MediaWiki (--wiki-url; English Wikipedia by default) and reads its best pages' plain
+    text through the API (utils/web/wiki.py): no crawling; a page's source is its canonical URL."""
+
+    PAGES = 3
+
+    def run_tool(self, job):
+        pages, problems = self.rt.tools.wiki().search_and_read(job["query_or_url"], k=self.PAGES)
+        items = [
+            ToolItem(url=p.url, title=p.title, text=p.text, form="page", lead=True, snippet=p.text[:200]) for p in pages
+        ]
+        errors = [{"url": title, "kind": "wiki", "message": why} for title, why in problems]
+        return {
+            "ok": bool(items),
+            "items": items,
+            "tool_used": self.tool if items else None,
+            "errors": errors,
+            "error": None if items else "; ".join(f"{e['url']}: {e['message']}" for e in errors),
+        }
+
+
 class Analyzer(SleuthNode):
     """Reads the tool output, extracts facts with their sources, scores confidence."""
 

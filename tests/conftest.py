@@ -40,6 +40,7 @@ for _var in (
     "SLEUTH_MAX_COST",
     "SLEUTH_PRICE",
     "SLEUTH_LLM_TIMEOUT",
+    "SLEUTH_WIKI_URL",
 ):
     os.environ.pop(_var, None)
 os.environ["ANONYMIZED_TELEMETRY"] = "False"
@@ -108,7 +109,7 @@ def data_dir(tmp_path) -> Path:
 
 def cli_env(tmp_path: Path, **extra: str) -> dict:
     """Environment for a CLI subprocess: no real keys or config, the network guard, a tmp data dir,
-    and ddgs (primp, below Python's sockets) pointed at a closed local port unless overridden."""
+    and ddgs (primp, below Python's sockets) and the wiki pointed at a closed local port unless overridden."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "GOOGLE", "OPENAI", "SLEUTH", "NO_COLOR"))
     }
@@ -117,6 +118,7 @@ def cli_env(tmp_path: Path, **extra: str) -> dict:
             "PYTHONPATH": str(ROOT / "tests" / "netguard"),
             "SLEUTH_NETGUARD_LOG": str(tmp_path / "netguard.log"),
             "SLEUTH_DDG_URL": "http://127.0.0.1:9/html/",
+            "SLEUTH_WIKI_URL": "http://127.0.0.1:9/w/api.php",
             "SLEUTH_DATA_DIR": str(tmp_path / "data"),
             "ANONYMIZED_TELEMETRY": "False",
         }

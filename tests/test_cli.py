@@ -22,7 +22,7 @@ def test_help_is_fast_and_light(cli):
         "import sys, runpy; sys.argv=['main.py','--help']\n"
         "try:\n    runpy.run_path('main.py', run_name='__main__')\nexcept SystemExit: pass\n"
         "heavy=[m for m in ('chromadb','google.genai','openai','ddgs','googleapiclient','trafilatura','pypdf','rich',"
-        "'pydantic','pocketflow','lxml','readability') "
+        "'pydantic','pocketflow','lxml','readability','mcp','anyio') "
         "if m in sys.modules]\nprint('HEAVY', heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout

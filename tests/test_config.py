@@ -36,7 +36,8 @@ def test_defaults(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     s = load_settings(parse([]))
     assert (s.engine, s.confidence, s.max_iterations, s.embedding) == ("auto", 0.7, 8, "hash")
-    assert s.tools == ("duckduckgo", "google", "crawl", "kb")
+    assert s.tools == ("duckduckgo", "google", "crawl", "kb", "wiki")
+    assert s.wiki_url == "https://en.wikipedia.org/w/api.php"
     assert not s.google_configured
 
 

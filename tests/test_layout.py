@@ -19,6 +19,7 @@ LAYER_OF = (
     ("utils.kb.", "kb"),
     ("utils.runtime", "app"),
     ("utils.sessions", "app"),
+    ("utils.api", "app"),  # what the Python API and the MCP server share
     ("utils.", "base"),  # config, errors, text, urls, clients, checkout
     ("nodes", "nodes"),
     ("flow", "flow"),
@@ -38,7 +39,7 @@ ALLOWED = {  # layer -> layers it may import (the package __init__ files are emp
     "nodes": LOWER,
     "flow": LOWER | {"nodes"},
     "main": {"cli", "flow"},
-    "entry": {"main"},
+    "entry": {"main", "flow", "app", "base"},  # __init__ is the Python API: it runs the graph
 }
 IO_MODULES = {"os", "io", "socket", "sqlite3", "subprocess", "shutil", "tempfile", "pathlib", "requests", "urllib3"}
 IO_MODULES |= {"http", "chromadb", "google", "openai", "ddgs", "pypdf", "lxml", "threading", "concurrent"}

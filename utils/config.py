@@ -31,6 +31,7 @@ DEFAULT_CONTEXT_TOKENS, DEFAULT_LOCAL_CONTEXT_TOKENS = 32000, 4096  # prompt win
 
 CSE_END = date(2027, 1, 1)  # Google's announced end of the Custom Search JSON API
 ALL_TOOLS = TOOL_NAMES  # every tool in the registry (utils/registry.py), in its order
+DEFAULT_WIKI_URL = "https://en.wikipedia.org/w/api.php"  # the wiki tool's default: English Wikipedia
 
 # Every environment variable Sleuth reads (mirrored in .env.example).
 ENV_VARS = {
@@ -62,6 +63,7 @@ ENV_VARS = {
     f"(default {DEFAULT_TIME_LIMIT_S:g}; 0 = none)",
     "SLEUTH_MAX_TOKENS": "LLM token budget for each research round (default 0 = none)",
     "SLEUTH_TOOLS": "Comma-separated tools offered: " + ",".join(TOOL_NAMES),
+    "SLEUTH_WIKI_URL": "The MediaWiki API (api.php) the wiki tool searches (default English Wikipedia's)",
     "SLEUTH_CACHE_TTL": f"Cache lifetime in seconds (default {DEFAULT_CACHE_TTL_S:g})",
     "SLEUTH_ALLOW_PRIVATE_HOSTS": "1 to allow crawling loopback/private addresses",
     "SLEUTH_IGNORE_ROBOTS": "1 to ignore robots.txt",
@@ -102,6 +104,7 @@ class Settings:
     google_cse_endpoint: str = ""
     ddg_url: str = ""
     searxng_url: str = ""
+    wiki_url: str = DEFAULT_WIKI_URL
     data_dir: Path = field(default_factory=default_data_dir)
     chroma_url: str = ""
     embedding: str = "hash"
@@ -208,6 +211,9 @@ def add_web_args(parser: argparse.ArgumentParser, search: bool = True) -> None:
     )
     if search:
         parser.add_argument("--searxng-url", help="your SearXNG server, searched before DuckDuckGo (env SEARXNG_URL)")
+        parser.add_argument(
+            "--wiki-url", help="the MediaWiki api.php the wiki tool searches (env SLEUTH_WIKI_URL; default Wikipedia)"
+        )
     parser.add_argument("--ignore-robots", action="store_true", default=None, help="do not honour robots.txt")
     parser.add_argument(
         "--crawl-interval",
@@ -314,6 +320,9 @@ def load_settings(
     s.searxng_url = str(pick("searxng_url", "SEARXNG_URL", "") or "").strip()
     if s.searxng_url and not s.searxng_url.startswith(("http://", "https://")):
         raise ValueError(f"SEARXNG_URL must start with http:// or https:// (got {s.searxng_url!r})")
+    s.wiki_url = str(pick("wiki_url", "SLEUTH_WIKI_URL", DEFAULT_WIKI_URL) or "").strip()
+    if not s.wiki_url.startswith(("http://", "https://")):
+        raise ValueError(f"--wiki-url must be the http(s) address of a wiki's api.php (got {s.wiki_url!r})")
     dd = pick("data_dir", "SLEUTH_DATA_DIR")
     s.data_dir = ensure_data_dir(Path(dd).expanduser().absolute() if dd else default_data_dir())
     s.chroma_url = pick("chroma_url", "SLEUTH_CHROMA_URL", "") or ""

@@ -65,3 +65,17 @@ class PdfUnreadable(SleuthError, ValueError):
 
 class TimeLimitExceeded(SleuthError):
     """The round's --time-limit was reached: the call in flight was abandoned."""
+
+
+class UsageError(SleuthError, ValueError):
+    """Bad input the caller must fix: a setting out of range, an empty question, an unknown tool.
+    The Python API and the MCP server raise it where the CLI prints a usage line (exit status 2)."""
+
+
+class Interrupted(SleuthError):
+    """A research run was cancelled (another thread, an MCP client): it stopped at a step boundary
+    and its session is saved; ``session_id`` resumes it."""
+
+    def __init__(self, session_id: str):
+        super().__init__(f"research interrupted; resume session {session_id}")
+        self.session_id = session_id

@@ -21,6 +21,7 @@ SEARCH_DDG = "search_duckduckgo"
 SEARCH_GOOGLE = "search_google"
 CRAWL = "crawl_url"
 SEARCH_KB = "search_kb"
+SEARCH_WIKI = "search_wiki"
 HITL = "send_to_hitl"  # not a tool: the Decision hands the research over to the report and the human
 
 
@@ -34,7 +35,7 @@ class ToolSpec:
     tool: str  # its name in --tools / SLEUTH_TOOLS
     node: str  # the node class in nodes.py that runs it
     takes: Literal["query", "urls"]  # what its query_or_url holds
-    role: Literal["web_search", "crawl", "kb_search"]  # how the offline policy uses it
+    role: Literal["web_search", "crawl", "kb_search", "wiki_search"]  # how the offline policy uses it
     fallbacks: tuple[str, ...]  # actions to use instead when it is not offered, in order of preference
     prompt: str  # its rule line in the decision prompt (tools sharing a line give the same text)
     # besides being asked for with --tools, what it needs to be offered: (settings, kb_available) -> bool
@@ -85,6 +86,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         fallbacks=(SEARCH_DDG, SEARCH_GOOGLE),
         prompt=f"- For {SEARCH_KB}, query_or_url is a query for the local knowledge base.",
         available=lambda settings, kb_available: kb_available(),
+    ),
+    ToolSpec(
+        action=SEARCH_WIKI,
+        tool="wiki",
+        node="WikiSearch",
+        takes="query",
+        role="wiki_search",
+        fallbacks=(SEARCH_DDG, SEARCH_GOOGLE, SEARCH_KB),
+        prompt=f"- For {SEARCH_WIKI}, query_or_url is a name to look up in the wiki (a page title, not a sentence).",
     ),
 )
 HITL_PROMPT = f"- Choose {HITL} when the facts answer the question, or when no tool can add more."

@@ -32,12 +32,12 @@ class Progress(Protocol):
 
 
 class Tools:
-    """Lazily built, thread-safe tool clients (search, crawler, knowledge base, cache)."""
+    """Lazily built, thread-safe tool clients (search, crawler, wiki, knowledge base, cache)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self._lock = threading.RLock()
-        self._cache = self._search = self._fetcher = self._kb = None
+        self._cache = self._search = self._fetcher = self._kb = self._wiki = None
         self._kb_nonempty = False
 
     def cache(self):
@@ -71,6 +71,14 @@ class Tools:
                 )
             return self._fetcher
 
+    def wiki(self):
+        with self._lock:
+            if self._wiki is None:
+                from .web.wiki import WikiClient
+
+                self._wiki = WikiClient(self.settings.wiki_url, cache=self.cache())
+            return self._wiki
+
     def kb(self):
         with self._lock:
             if self._kb is None:
@@ -78,6 +86,13 @@ class Tools:
 
                 self._kb = KnowledgeBase.for_settings(self.settings)
             return self._kb
+
+    def close_kb(self) -> None:
+        """Close the knowledge base if it is open (the next use opens it again)."""
+        with self._lock:
+            kb, self._kb = self._kb, None
+        if kb is not None:
+            kb.close()
 
     def kb_available(self) -> bool:
         """True when the knowledge base has something to search (checked cheaply when embedded)."""

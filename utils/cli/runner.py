@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..api import new_session, one_shot, result_json  # noqa: F401 - the record, shared with the Python API
 from ..sessions import write_text_atomic
 from .output import EXIT_USAGE, err
 
@@ -59,46 +60,6 @@ def tools_problem(settings) -> str | None:
     return "no tool can run: " + "; ".join(why) + "; or offer other tools with --tools duckduckgo,crawl"
 
 
-def result_json(shared: dict) -> dict:
-    from ..research.report import cited
-
-    in_answer = set(cited(shared.get("answer") or ""))
-    return {
-        "query": shared.get("original_query"),
-        "answer": shared.get("answer"),
-        "confidence": shared.get("confidence_score"),
-        "stop_reason": shared.get("stop_reason"),
-        "iterations": shared.get("iteration_count"),
-        "sources": [
-            {
-                "n": s["n"],
-                "title": s.get("title"),
-                "url": s.get("url"),
-                "tool": s.get("tool"),
-                "kind": s.get("kind"),
-                "cited": s["n"] in in_answer,  # the answer cites it (found-but-unused sources are false)
-            }
-            for s in shared.get("sources", [])
-        ],
-        "session_id": shared.get("session_id"),
-        "elapsed_ms": shared.get("elapsed_ms"),
-        "engine": shared.get("engine"),
-        "tokens": shared.get("token_usage"),
-        "model": shared.get("model"),
-        "cost_usd": shared.get("cost_usd", 0.0),
-        "llm_fallbacks": len(shared.get("llm_fallbacks", [])),
-        "citations": {k: (shared.get("citations") or {}).get(k, 0) for k in ("total", "supported", "unsupported")},
-    }
-
-
-def new_session(rt, query: str) -> dict:
-    from ..research.state import new_shared
-
-    shared = new_shared(query, settings=rt.settings.public_dict(), engine=rt.engine.name)
-    shared["model"] = rt.engine.model
-    return shared
-
-
 def output_problem(path: str | None) -> str | None:
     """Why the report file ``-o PATH`` could not be written, or None: checked before any research,
     so that a long run does not end on a path that was never usable."""
@@ -128,15 +89,3 @@ def write_output(path: str | None, shared: dict) -> str | None:
 def write_reports(path: str, reports: list[str]) -> None:
     """Several reports in one Markdown file (batch -o), in the order given, separated by rules."""
     write_text_atomic(path, "\n\n---\n\n".join(r.strip() + "\n" for r in reports))
-
-
-def one_shot(text: str):
-    given = []
-
-    def feedback(_prep):
-        if given:
-            return None
-        given.append(text)
-        return text
-
-    return feedback

@@ -14,7 +14,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from ..config import DEFAULT_CONFIDENCE
-from ..registry import CRAWL, HITL, SEARCH_KB, WEB_SEARCHES
+from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import ToolItem
 from ..text import (
@@ -68,6 +68,22 @@ def _slug_terms(url: str) -> set[str]:
     return term_set(re.sub(r"[_/\-.]+", " ", path))
 
 
+def question_names(query: str) -> list[str]:
+    """The names a question asks about, in order: "Lighthouse of Alexandria" in "When was the
+    Lighthouse of Alexandria built?", "Scott Derrickson" and "Ed Wood" in "Were Scott Derrickson and
+    Ed Wood of the same nationality?" (a capitalised question word is not part of a name)."""
+    out: list[str] = []
+    for m in _ENTITY.finditer(query):
+        for part in re.split(r"\s+and\s+", m.group(0).strip(" .'’-")):
+            words = part.split()
+            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in _COMMON_CAPS):
+                words.pop(0)
+            name = " ".join(words)
+            if name and content_terms(name) and name not in out:
+                out.append(name)
+    return out
+
+
 def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, top: int = 6) -> list[str]:
     """Names in the most question-relevant facts that the question does not mention, best first."""
     scores: dict[str, float] = {}
@@ -116,6 +132,9 @@ class OfflineEngine(BaseEngine):
 
         if fresh(SEARCH_KB, round_q):
             return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
+        for name in question_names(query):  # an entity question: the wiki has a page about what it names
+            if fresh(SEARCH_WIKI, name):
+                return pick(SEARCH_WIKI, name, f"Look up '{name}' in the wiki: the question is about it.")
         web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
         for a in web:
             if fresh(a, round_q):
@@ -147,9 +166,9 @@ class OfflineEngine(BaseEngine):
         residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
         for ent in entities:
             q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
-            for a in (SEARCH_KB, *web):
-                if fresh(a, q2):
-                    return pick(a, q2, f"Follow the lead '{ent}' found in the sources.")
+            for a, q in ((SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)):
+                if fresh(a, q):
+                    return pick(a, q, f"Follow the lead '{ent}' found in the sources.")
         return EngineResult(
             {
                 "next_action": HITL,
