@@ -33,11 +33,12 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
 
 as_package()
 from sleuth.utils.config import DEFAULT_CONFIDENCE, DEFAULT_MAX_ITERATIONS  # noqa: E402
+from reliability import print_reliability  # noqa: E402 - bench/reliability.py, beside this script
 
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
@@ -64,6 +65,7 @@ def main() -> int:
     )
     ap.add_argument("--max-iterations", type=int, default=DEFAULT_MAX_ITERATIONS)
     ap.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
+    ap.add_argument("--dump", type=Path, help="write one JSON line per question (answer, verdicts, facts) here")
     args = ap.parse_args()
     if not EVAL.is_dir():
         print(f"missing {EVAL}", file=sys.stderr)
@@ -106,6 +108,7 @@ def main() -> int:
         recall = both_cited = both_found = cites = cites_ok = 0
         steps, reasons, t0 = [], Counter(), time.perf_counter()
         fallbacks = tokens = 0
+        rows = []
         for q in questions:
             rt = Runtime(settings=s, engine=engine, ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=rt_tools)
             shared = new_shared(q["question"], engine=engine.name)
@@ -126,6 +129,27 @@ def main() -> int:
             fallbacks += len(shared["llm_fallbacks"])
             tokens += shared["token_usage"]["total"]
             reasons[shared["stop_reason"]] += 1
+            right = any(normalize_answer(g) and normalize_answer(g) in ans for g in golds)
+            rows.append(
+                {
+                    "id": q["id"],
+                    "question": q["question"],
+                    "gold": q["answer"],
+                    "right": right,
+                    "both_cited": sup <= cited,
+                    "both_found": sup <= found,
+                    "confidence": shared["confidence_score"],
+                    "stop_reason": shared["stop_reason"],
+                    "answer": shared.get("answer") or "",
+                    "steps": [f"{h['action']} {h['query_or_url']}" for h in shared["research_history"]],
+                    "supporting": sorted(sup),
+                    "facts": shared["extracted_information"],
+                    "term_idf": shared.get("term_idf", {}),
+                    "sources": [
+                        {"n": s_["n"], "url": by_n[s_["n"]], "title": s_.get("title", "")} for s_ in shared["sources"]
+                    ],
+                }
+            )
         n = len(questions)
         dt = time.perf_counter() - t0
     print(f"questions: {n} ({args.split})  tools: {','.join(tools)}")
@@ -135,6 +159,9 @@ def main() -> int:
     print(f"citations supported:            {cites_ok / max(cites, 1):.2f}  ({cites_ok}/{cites})")
     print(f"mean steps: {sum(steps) / n:.1f}   seconds/question: {dt / n:.2f}")
     print("stop reasons: " + ", ".join(f"{k}={v}" for k, v in reasons.most_common()))
+    print_reliability([(r["confidence"], r["right"]) for r in rows])
+    if args.dump:
+        args.dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     stats = engine.stats
     if stats:  # an LLM engine: how often its replies validated, and how often offline answered
         model = engine.model or "?"
