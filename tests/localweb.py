@@ -46,7 +46,7 @@ class PageIndex:
         n = len(pages)
         self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
 
-    def search(self, query: str, k: int = 8) -> list[dict]:
+    def search(self, query: str, k: int = 10) -> list[dict]:
         q = {stem(t) for t in content_terms(query)}
         scored = []
         for i, tf in enumerate(self.tfs):

@@ -82,7 +82,7 @@ class SearchClient:
         ddg_url: str = "",
         cache: Cache | None = None,
         timeout: float = 10.0,
-        max_results: int = 8,
+        max_results: int = 20,
         rate_limit_cooldown: float = 120.0,
         clock: Callable[[], float] = time.monotonic,
         today: Callable[[], date] = date.today,
