@@ -216,6 +216,8 @@ class ToolNode(SleuthNode):
         }
         shared["research_history"].append(entry)
         shared["iteration_count"] = pending.step
+        if out.get("term_idf"):  # how rare the query's words are in the KB: the analyzer weighs by it
+            shared["term_idf"] = {**shared.get("term_idf", {}), **out["term_idf"]}
         self.update_urls(shared, out)
         pending.items, pending.tool_used = items, out.get("tool_used")
         self.rt.ui.step_done(entry)
@@ -372,6 +374,7 @@ class KnowledgeBaseSearch(ToolNode):
             "tool_used": self.tool,
             "error": None if items else "no matching passages",
             "retrieval_confidence": round(max((h.score for h in hits), default=0.0), 3),
+            "term_idf": kb.term_idf(job["query_or_url"]),
         }
 
 
@@ -411,6 +414,13 @@ class Analyzer(SleuthNode):
             "feedback": _feedback_texts(shared),
             "excluded_sources": shared.get("excluded_sources", []),
             "confidence": shared["confidence_score"],
+            "term_idf": shared.get("term_idf", {}),
+            "sources": shared["sources"],
+            # Pages found but not read yet, while reading is possible: a page about a name the facts
+            # bring up (a bridge) is worth reading before the answer counts as settled.
+            "unread_titles": [c["title"] for c in shared["candidate_urls"] if c.get("title")][:50]
+            if CRAWL in offered_actions(self.rt.settings, self.rt.tools.kb_available)
+            else [],
             "step": pending.step,
             "deadline": self.rt.deadline,
         }
@@ -434,7 +444,7 @@ class Analyzer(SleuthNode):
         step = ctx["step"]
         if result.fallback:
             shared["llm_fallbacks"].append({"step": step, "phase": "analyzer", "error": result.error})
-        known = {f["text"] for f in shared["extracted_information"]}
+        known = {f["text"] for f in shared["extracted_information"] if f.get("form") != "snippet"}
         item_text: dict[int, str] = {}
         for it in ctx["items"]:
             item_text[it.source] = item_text.get(it.source, "") + "\n" + it.text
@@ -442,7 +452,7 @@ class Analyzer(SleuthNode):
             if f["fact"] not in known:
                 known.add(f["fact"])
                 keep_fact_text(shared, f["source"], f["fact"], item_text.get(f["source"], ""))
-                extra = {k: f[k] for k in ("qcov", "form", "retrieval") if k in f}
+                extra = {k: f[k] for k in ("qcov", "form", "retrieval", "prior", "follow_up") if k in f}
                 shared["extracted_information"].append(
                     {
                         "text": f["fact"],
@@ -479,6 +489,7 @@ class HITLOutput(SleuthNode):
             "sources": shared["sources"],
             "assessment": reports[-1]["assessment"] if reports else "",
             "confidence": shared["confidence_score"],
+            "term_idf": shared.get("term_idf", {}),
             "threshold": self.rt.settings.confidence,
             "feedback": _feedback_texts(shared),
             "excluded_sources": shared.get("excluded_sources", []),

@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from reliability import print_reliability  # noqa: E402 - bench/reliability.py, beside this script
+
 EVAL = ROOT.parent / "shared" / "eval" / "docsqa-dev"
 
 # Where each development corpus lives once its Debian package is installed, and what to ingest
@@ -39,7 +42,6 @@ CORPORA = {
     "nodejs": ["/usr/share/doc/nodejs/api/*.md", "/usr/share/doc/nodejs/api/*.md.gz"],
     "vim": ["/usr/share/vim/vim90/doc"],
 }
-BANDS = [(0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.85), (0.85, 1.01)]
 
 
 def _scorer():
@@ -94,15 +96,6 @@ def run_corpus(name: str, questions: list[dict], work: Path, reuse: bool, extra:
     return answers, info
 
 
-def reliability(rows: list[tuple[float, bool]]) -> list[str]:
-    lines = ["| confidence | n | right | share right |", "| --- | --- | --- | --- |"]
-    for lo, hi in BANDS:
-        band = [r for c, r in rows if lo <= c < hi]
-        share = f"{sum(band) / len(band):.2f}" if band else "–"
-        lines.append(f"| {lo:.2f}–{min(hi, 1.0):.2f} | {len(band)} | {sum(band)} | {share} |")
-    return lines
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", nargs="*", default=None)
@@ -112,6 +105,7 @@ def main() -> int:
     ap.add_argument("--engine", default="offline")
     ap.add_argument("--details", action="store_true", help="print each question's answer and verdict")
     ap.add_argument("--answers", type=Path, help="also write all answers (JSONL) here")
+    ap.add_argument("--dump", type=Path, help="one JSON line per question, for bench/calibrate.py")
     ap.add_argument("extra", nargs="*", help="more main.py options (after --)")
     a = ap.parse_args()
     if not EVAL.is_dir():
@@ -151,6 +145,25 @@ def main() -> int:
     q_path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in asked))
     cmd = [sys.executable, str(EVAL / "score.py"), str(q_path), str(ans_path)] + (["--details"] if a.details else [])
     print(subprocess.run(cmd, capture_output=True, text=True, check=False).stdout)
+    if a.dump:
+        rows = []
+        for q in asked:
+            r = by_id.get(q["id"]) or {}
+            sess = work / q["corpus"] / "sessions" / f"{r.get('session_id')}.json"
+            shared = json.loads(sess.read_text()) if r.get("session_id") and sess.is_file() else {}
+            rows.append(
+                {
+                    "id": q["id"],
+                    "question": q["question"],
+                    "right": score.is_right(q, r.get("answer")),
+                    "answerable": q["answerable"],
+                    "confidence": r.get("confidence") or 0.0,
+                    "facts": shared.get("extracted_information", []),
+                    "term_idf": shared.get("term_idf", {}),
+                    "sources": shared.get("sources", []),
+                }
+            )
+        a.dump.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows))
     for half in ("even", "odd"):
         rows = []
         for q in asked:
@@ -161,16 +174,7 @@ def main() -> int:
             rows.append((conf, score.is_right(q, r.get("answer"))))
         if not rows:
             continue
-        pos = [c for c, ok in rows if ok]
-        neg = [c for c, ok in rows if not ok]
-        au = score.auroc(pos, neg)
-        high = [ok for c, ok in rows if c >= score.HIGH]
-        p7 = f"{sum(high) / len(high):.3f}" if high else "–"
-        print(
-            f"### {half} ids: n={len(rows)} right={len(pos)} ({len(pos) / len(rows):.3f})  P@.7={p7} (n={len(high)})"
-            f"  AUROC={'–' if au is None else f'{au:.3f}'}"
-        )
-        print("\n".join(reliability(rows)))
+        print_reliability(rows, f"### {half} ids: ")
     print(f"data folders: {work}")
     return 0
 

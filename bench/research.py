@@ -37,8 +37,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleuth` package
 
 as_package()
-from sleuth.utils.config import DEFAULT_CONFIDENCE, DEFAULT_MAX_ITERATIONS  # noqa: E402
 from reliability import print_reliability  # noqa: E402 - bench/reliability.py, beside this script
+
+from sleuth.utils.config import DEFAULT_CONFIDENCE, DEFAULT_MAX_ITERATIONS  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 

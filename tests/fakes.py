@@ -151,6 +151,9 @@ class FakeKB:
         self.added.append(kw)
         return 1
 
+    def term_idf(self, text):
+        return {}
+
     def count(self):
         return 1
 

@@ -131,7 +131,7 @@ def test_a_cancelled_run_raises_interrupted_and_resumes(notes_kb):
     assert [m for _, _, m in seen][0].startswith("researching:")
     assert session_id in seen[0][2]
 
-    report = sleuth.resume(session_id, data_dir=notes_kb)
+    report = sleuth.resume(session_id, tools=["kb"], data_dir=notes_kb)  # offline, as the run began
     assert report.session_id == session_id
     assert report.stop_reason and "280" in report.answer
 

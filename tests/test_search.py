@@ -269,6 +269,13 @@ def test_results_are_capped_and_duplicates_within_an_engine_removed(backends):
     assert [r.url for r in out.results] == [f"https://r.example/{i}/" for i in range(4)]
 
 
+def test_every_result_a_page_of_results_holds_is_kept_up_to_twenty(backends):
+    # The page a research question needs is often the engine's 9th or 10th result.
+    backends.ddg_results = [(f"R{i}", f"https://r.example/{i}/", "s") for i in range(25)]
+    out = backends.client(google=False).search("duckduckgo", "q")
+    assert [r.url for r in out.results] == [f"https://r.example/{i}/" for i in range(20)]
+
+
 def test_all_backends_failing_is_an_empty_outcome(backends):
     backends.ddg_status = 500
     backends.cse_status, backends.cse_body = 500, cse_error(500, "backendError", "Backend Error")

@@ -10,6 +10,7 @@ agreement across sources. Report: the best-supported sentences with numbered cit
 
 from __future__ import annotations
 
+import math
 import re
 from urllib.parse import unquote, urlsplit
 
@@ -17,49 +18,29 @@ from ..config import DEFAULT_CONFIDENCE
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import ToolItem
-from ..text import (
-    STOPWORDS,
-    bare_title,
-    content_terms,
-    fold,
-    normalize_query,
-    split_sentences,
-    stem,
-    term_set,
-    without_marker,
-)
+from ..text import STOPWORDS, bare_title, content_terms, fold, normalize_query, stem, term_set
 from .base import EngineResult
+from .passages import (
+    COMMON_CAPS,
+    FEATURES,
+    asks_for,
+    confidence_features,
+    holds,
+    is_quotable,
+    passages,
+    plain_heading,
+    question_weights,
+)
 from .protocol import BaseEngine
 from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
+from .tuning import OFFLINE as T
 from .verdict import verdict
 
 WEB_SEARCH = WEB_SEARCHES
-MAX_FACTS_PER_ITEM = 3
-MAX_FACTS_PER_STEP = 16
-MAX_CRAWL_PER_STEP = 3
-MIN_SCORE = 0.25
-BRIDGE_FROM = 3  # the best facts whose named documents keep their opening sentence
 
 _ENTITY = re.compile(
     r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
 )
-_COMMON_CAPS = frozenset(
-    """the a an in on at he she it they this that these those his her its their there here when where
-    what which who how after before during while although however but and or if as by for from with
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
-)
-
-
-def _weights(query: str, extra: list[str] = ()) -> dict[str, float]:
-    w: dict[str, float] = {}
-    caps = {stem(fold(m)) for m in re.findall(r"\b[A-Z][\w]+", query)} - {stem(s) for s in _COMMON_CAPS}
-    for t in content_terms(query):
-        s = stem(t)
-        w[s] = 1.5 if (s in caps or t.isdigit()) else 1.0
-    for t in extra:
-        w.setdefault(stem(t), 0.5)
-    return w
 
 
 def _slug_terms(url: str) -> set[str]:
@@ -76,7 +57,7 @@ def question_names(query: str) -> list[str]:
     for m in _ENTITY.finditer(query):
         for part in re.split(r"\s+and\s+", m.group(0).strip(" .'’-")):
             words = part.split()
-            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in _COMMON_CAPS):
+            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in COMMON_CAPS):
                 words.pop(0)
             name = " ".join(words)
             if name and content_terms(name) and name not in out:
@@ -93,13 +74,19 @@ def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, t
         for m in _ENTITY.finditer(f["text"]):
             ent = m.group(0).strip(" .'’-")
             toks = content_terms(ent)
-            if not toks or fold(ent) in _COMMON_CAPS:
+            if not toks or fold(ent) in COMMON_CAPS:
                 continue
             if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
                 continue
             words = len(ent.split())
+            # A name right after or before a word of the question fills the slot the question asks
+            # about ("played by actress Sela Ward" for "the actress who plays ...").
+            near = term_set(" ".join(f["text"][: m.start()].split()[-T.NEAR_WORDS :]))
+            near |= term_set(" ".join(f["text"][m.end() :].split()[: T.NEAR_WORDS]))
+            slot = 1.0 + T.NEAR_BONUS * len((near & query_terms) - term_set(ent))
             # max, not sum: a generic word found in many facts ("American") must not beat a name
-            scores[ent] = max(scores.get(ent, 0.0), weight * (0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)))
+            size = 0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)
+            scores[ent] = max(scores.get(ent, 0.0), weight * size * slot)
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     out: list[str] = []
     for ent, _ in ranked:
@@ -154,10 +141,10 @@ class OfflineEngine(BaseEngine):
                     continue
                 terms = term_set(f"{c.get('title', '')} {c.get('snippet', '')}") | _slug_terms(c["url"])
                 s = len(terms & qterms) + 2.5 * len(terms & ent_terms)
-                if s > 0:
+                if s >= T.MIN_CRAWL_SCORE:
                     scored.append((-s, i, c["url"]))
             if scored:
-                urls = [u for _, _, u in sorted(scored)[:MAX_CRAWL_PER_STEP]]
+                urls = [u for _, _, u in sorted(scored)[: T.MAX_CRAWL_PER_STEP]]
                 return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
 
         covered = set()
@@ -181,106 +168,53 @@ class OfflineEngine(BaseEngine):
 
     # ------------------------------------------------------------ analyzer
     def analyze(self, ctx: dict) -> EngineResult:
+        """Facts from the step's items (_read_item), the documents the best facts name (_bridge_leads),
+        one best passage per document then the rest by score (_keep), confidence, pages to read next."""
         query = ctx["query"]
-        fb = feedback_terms(ctx.get("feedback", []))
-        weights = _weights(query, fb)
-        step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
-        known = {fold(f["text"]) for f in ctx.get("facts", [])}
+        weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
+        # A sentence already kept is not kept again, unless it was kept from a search snippet: read on
+        # its page, it becomes a fact of the page (the report drops snippets of pages it has read).
+        known = {fold(f["text"]) for f in ctx.get("facts", []) if f.get("form") != "snippet"}
         excluded = set(ctx.get("excluded_sources", []))
-
+        read = _Reading(query, weights, ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else "")
         new_facts: list[dict] = []
         unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
-
-        def add(it: ToolItem, score: float, qcov: float, sent: str) -> None:
-            known.add(fold(sent))
-            fact = {
-                "fact": sent,
-                "source": it.source,
-                "score": round(score, 3),
-                "qcov": round(qcov, 3),
-                "form": it.form,
-            }
-            if it.form == "kb" and it.score is not None:
-                fact["retrieval"] = round(float(it.score), 3)  # the KB's own retrieval score
-            new_facts.append(fact)
-
+        kb_rank = 0
+        # A search for a lead the facts brought up (not for the question itself) finds the second hop of
+        # a two-hop question, but seldom the passage that opens the answer.
+        step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
+        follow_up = bool(step_q) and not set(term_set(query)) <= term_set(step_q)
         for it in ctx.get("items", []):
-            # A page reached by a link is read for what it is about (its title), like a crawled page.
-            focus = _weights(it.title if it.linked else (step_q or it.title))
-            cands = []
-            # A sentence about the document's subject (its opening one, or one opening with a pronoun:
-            # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
-            # American filmmaker" under "Ed Wood").
-            title_terms = term_set(bare_title(it.title))
-            opens = it.lead  # the text starts at the document's start
-            # ...and when the question names that title, the opening sentence is kept however few of
-            # the question's words it shares: it says what the named thing is.
-            named = opens and bool(named_in(query, {0: title_phrase(it.title)}, weights))
-            for i, sent in enumerate(split_sentences(it.text)):
-                sent = without_marker(sent)
-                if not 25 <= len(sent) <= 800 or fold(sent) in known or sent.startswith(("#", "|", "```")):
-                    continue
-                terms = term_set(sent) | (title_terms if about_subject(sent, opens and i == 0) else set())
-                qcov = coverage(terms, weights)
-                fcov = coverage(terms, focus) if focus else 0.0
-                score = max(qcov, 0.5 * fcov + 0.5 * qcov)
-                if score >= MIN_SCORE or (named and i == 0):
-                    cands.append((max(score, MIN_SCORE), qcov, sent))
-                elif opens and it.source not in unread_leads:
-                    unread_leads[it.source] = (it, qcov, sent)
-            cands.sort(key=lambda c: -c[0])
-            for score, qcov, sent in cands[:MAX_FACTS_PER_ITEM]:
-                add(it, score, qcov, sent)
-        # A document the best facts name (the bridge of a two-hop question) keeps its opening sentence
-        # even when that shares few words with the question: it says what the named thing is.
-        have = {f["source"] for f in new_facts}
-        best = sorted(new_facts, key=lambda f: -f["score"])[:BRIDGE_FROM] + ctx.get("facts", [])[:BRIDGE_FROM]
-        named_text = phrase(" ".join(f.get("fact", f.get("text", "")) for f in best))
-        for src, (it, qcov, sent) in unread_leads.items():
-            if src not in have and (title_phrase(it.title) or "\0") in named_text:
-                add(it, MIN_SCORE, qcov, sent)
-        # Every document keeps its best passage (a linked page may hold the second half of the
-        # answer while sharing few words with the question); the rest compete on score.
-        firsts, seen_src = [], set()
-        for f in sorted(new_facts, key=lambda f: -f["score"]):
-            if f["source"] not in seen_src:
-                seen_src.add(f["source"])
-                firsts.append(f)
-        rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f["score"])
-        new_facts = sorted(firsts + rest[: max(0, MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f["score"])
+            cands, lead = read.item(it, known)
+            # The KB ranked whole chunks against the question: its best chunks more likely hold the answer.
+            prior = T.RANK_PRIOR / (1 + kb_rank) if it.form == "kb" and not it.linked else 0.0
+            kb_rank += it.form == "kb"
+            for score, qcov, sent in cands[: T.MAX_FACTS_PER_ITEM]:
+                known.add(fold(sent))
+                new_facts.append(_fact(it, sent, score + prior, qcov, prior, follow_up))
+            if lead and it.source not in unread_leads:
+                unread_leads[it.source] = lead
+        new_facts += _bridge_leads(new_facts, ctx.get("facts", []), unread_leads)
+        new_facts = _keep(new_facts)
 
         all_facts = [{"qcov": 0.0, "form": "page", **f} for f in ctx.get("facts", [])] + [
             {"text": f["fact"], **{k: v for k, v in f.items() if k != "fact"}} for f in new_facts
         ]
         all_facts = [f for f in all_facts if f["source"] not in excluded]
-        conf, cov = self._confidence(all_facts, weights)
-
-        qterms = set(weights)
-        ents = salient_entities(all_facts, qterms)
-        ent_terms = set().union(*(term_set(e) for e in ents))
-        urls: list[tuple[float, str]] = []
-        for it in ctx.get("items", []):
-            if it.form == "snippet" and it.url.startswith("http"):
-                urls.append((len(term_set(it.title + " " + it.text) & qterms) + 0.5, it.url))
-            for link in it.links[:300]:
-                slug = _slug_terms(link)
-                s = len(slug & qterms) + 1.5 * len(slug & ent_terms)
-                if s > 0:
-                    urls.append((s, link))
-        seen, new_urls = set(), []
-        for _, u in sorted(urls, key=lambda x: -x[0]):
-            if u not in seen:
-                seen.add(u)
-                new_urls.append(u)
+        conf = self._confidence(all_facts, weights, query, ctx.get("sources", []))
+        if all(f.get("form") == "snippet" for f in all_facts):  # search snippets alone settle nothing
+            conf = min(conf, T.SNIPPETS_ONLY_CAP)
+        if _unread_bridge(all_facts, set(weights), ctx.get("unread_titles", [])):
+            conf = min(conf, T.UNREAD_BRIDGE_CAP)
+        new_urls = _next_urls(ctx.get("items", []), all_facts, set(weights))
         sources = {f["source"] for f in new_facts}
-        suggestions = [f"read {u}" for u in new_urls[:2]]
-        if ents:
-            suggestions.append(f"search for '{ents[0]}'")
+        ents = salient_entities(all_facts, set(weights))
+        suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
         data = {
             "extracted_info": new_facts,
             "assessment": (
                 f"{len(new_facts)} relevant passage(s) from {len(sources)} source(s) in this step; "
-                f"the facts so far cover {cov:.0%} of the question's key terms."
+                f"confidence {conf:.2f} that the answer is right."
             ),
             "confidence_score": conf,
             "suggestions_for_next_step": suggestions,
@@ -290,58 +224,80 @@ class OfflineEngine(BaseEngine):
         return EngineResult(data, self.name)
 
     @staticmethod
-    def _confidence(facts: list[dict], weights: dict[str, float]) -> tuple[float, float]:
+    def _confidence(facts: list[dict], weights: dict[str, float], query: str, sources: list[dict]) -> float:
+        """How likely the answer the report would give now is right: a logistic model of what its facts
+        say (passages.confidence_features), fitted by bench/calibrate.py."""
         if not facts or not weights:
-            return 0.0, 0.0
-        # What the facts themselves say: a sentence read with its document's title (select.about_subject)
-        # ranks higher among facts, but the title's words are not evidence the answer was found.
-        said = [(f, coverage(terms, weights), terms) for f in facts for terms in [term_set(f["text"])]]
-        union: set[str] = set()
-        for _, c, terms in said:
-            if c >= 0.2:
-                union |= terms
-        cov = coverage(union, weights)
-        best = max(c * _trust(f) for f, c, _ in said)
-        support = len({f["source"] for f, c, _ in said if c >= 0.4})
-        conf = 0.45 * cov + 0.35 * best + 0.2 * min(1.0, support / 2)
-        return round(min(conf, 0.95), 3), cov
+            return 0.0
+        answer, decided = answer_facts(query, facts, sources, weights)
+        x = confidence_features(answer, facts, weights, query, bool(decided))
+        z = T.CONF_INTERCEPT + sum(T.CONF_WEIGHTS[k] * x[k] for k in FEATURES)
+        return round(min(1 / (1 + math.exp(-z)), T.CONF_MAX), 3)
 
     # ------------------------------------------------------------ report
     def report(self, ctx: dict, on_chunk=None) -> EngineResult:
         query = ctx["query"]
-        weights = _weights(query, feedback_terms(ctx.get("feedback", [])))
+        weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
         excluded = set(ctx.get("excluded_sources", []))
         facts = [f for f in ctx.get("facts", []) if f["source"] not in excluded]
-        facts.sort(key=lambda f: (-f.get("qcov", 0), -f.get("score", 0)))
-        full_text_sources = {f["source"] for f in facts if f.get("form") in ("page", "kb")}
-        facts = [f for f in facts if not (f.get("form") == "snippet" and f["source"] in full_text_sources)]
-        chosen = choose(query, facts, ctx.get("sources", []), weights)
-        decided = verdict(query, chosen, facts, ctx.get("sources", []), weights)
-        if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
-            chosen += [f for f in decided[1] if f not in chosen]
+        chosen, decided = answer_facts(query, facts, ctx.get("sources", []), weights)
+        conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
+        threshold = ctx.get("threshold", DEFAULT_CONFIDENCE)
         if not chosen:
             text = "I could not find information that answers this question with the tools available. " + (
                 ctx.get("why_nothing") or ""
             )
+        elif conf < T.NOT_FOUND_BELOW and not decided:
+            text = "The sources read do not appear to answer this question. These passages come closest. " + " ".join(
+                f"{_sentence(f)} [{f['source']}]" for f in chosen
+            )
         else:
             text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f['source']}]" for f in chosen])
-        conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
-        if chosen and conf < ctx.get("threshold", DEFAULT_CONFIDENCE):
+        if chosen and conf < threshold:
             text += (
-                f"\n\n_Confidence {conf:.2f} is below the threshold {ctx.get('threshold', DEFAULT_CONFIDENCE):.2f}: "
+                f"\n\n_Confidence {conf:.2f} is below the threshold {threshold:.2f}: "
                 "treat this as a lead to check, not a settled answer._"
             )
         return EngineResult(text.strip(), self.name)
 
 
-def _trust(fact: dict) -> float:
-    """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
-    passage counts in proportion to the KB's own retrieval score."""
-    if fact.get("form") == "snippet":
-        return 0.75
-    if fact.get("form") == "kb" and "retrieval" in fact:
-        return 0.6 + 0.4 * fact["retrieval"]
-    return 1.0
+def answer_facts(query: str, facts: list[dict], sources: list[dict], weights: dict[str, float]):
+    """(the facts an answer states, in order; a yes/no verdict and the facts it rests on, or None).
+
+    Facts are ranked by the question alone (a follow-up search's own words made some score high in
+    their step): first those about the question that hold the value it asks for, then by coverage,
+    the value and the KB's ranking of their chunk. The best-ranked passage opens the answer, with the
+    next one from the same document; select.choose adds the pair of documents that answers together
+    (a two-hop question) and the documents the question names."""
+    wants = asks_for(query)
+
+    def rank(f: dict) -> tuple:
+        value = holds(wants, f["text"], query)
+        on_topic = value and f.get("qcov", 0) >= T.VALUE_FIRST_QCOV  # it holds the value, about the subject
+        strength = (
+            f.get("qcov", 0) + T.VALUE_BONUS * value + f.get("prior", 0) - T.FOLLOW_UP_PENALTY * f.get("follow_up", 0)
+        )
+        return (-on_topic, -strength, -f["score"])
+
+    facts = sorted(facts, key=rank)
+    full_text_sources = {f["source"] for f in facts if f.get("form") in ("page", "kb")}
+    facts = [f for f in facts if not (f.get("form") == "snippet" and f["source"] in full_text_sources)]
+    if not facts:
+        return [], None
+    chosen = choose(query, facts, sources, weights, lead=rank(facts[0])[0] == -1)
+    top = facts[:1]
+    said = term_set(facts[0]["text"])
+    for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first
+        adds = coverage(term_set(f["text"]) - said, weights) >= T.LEAD_GAIN or (
+            holds(wants, f["text"], query) and not holds(wants, facts[0]["text"], query)
+        )
+        if f["source"] == facts[0]["source"] and adds:
+            top.append(f)
+    chosen = (top + [f for f in chosen if f not in top])[: T.MAX_ANSWER_FACTS]
+    decided = verdict(query, chosen, facts, sources, weights)
+    if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
+        chosen += [f for f in decided[1] if f not in chosen]
+    return chosen, decided
 
 
 def _sentence(fact: dict) -> str:
@@ -349,3 +305,129 @@ def _sentence(fact: dict) -> str:
     if fact.get("form") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
         text += "\u2026"  # search snippets are cut short: say so
     return text
+
+
+class _Reading:
+    """How one analysis step reads its items: the question's weights, the kind of value it asks
+    for, and the step's own query (a follow-up search reads its results for what it looked for)."""
+
+    def __init__(self, query: str, weights: dict[str, float], step_query: str):
+        self.query, self.weights, self.step_query = query, weights, step_query
+        self.wants = asks_for(query)
+
+    def item(self, it: ToolItem, known: set[str]) -> tuple[list[tuple[float, float, str]], tuple | None]:
+        """(candidates (score, qcov, quote) best first, the item's opening lead when nothing scored)."""
+        title = it.title
+        # A page reached by a link is read for what it is about (its title), like a crawled page.
+        focus = question_weights(title if it.linked else (self.step_query or title))
+        # A sentence about the document's subject (its opening one, or one opening with a pronoun:
+        # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
+        # American filmmaker" under "Ed Wood").
+        title_terms = term_set(bare_title(title))
+        opens = it.lead  # the text starts at the document's start
+        # ...and when the question names that title, the opening sentence is kept however few of
+        # the question's words it shares: it says what the named thing is.
+        named = opens and bool(named_in(self.query, {0: title_phrase(title)}, self.weights))
+        cands: list[tuple[float, float, str]] = []
+        lead = None
+        first = True  # the document's first sentence (a heading above it, e.g. its <h1>, does not count)
+        for p in passages(it.text, it.section):
+            opening = opens and first and not p.title_line
+            first = first and p.title_line
+            if p.code and self.wants != "code":
+                continue
+            quote, value = self.quote(p)
+            if not is_quotable(quote) or fold(quote) in known:
+                continue
+            terms = term_set(quote) | (title_terms if about_subject(quote, opening) else set())
+            qcov = coverage(terms, self.weights)
+            framed = coverage(terms | p.context, self.weights)
+            full = qcov + T.CONTEXT_WEIGHT * (framed - qcov)
+            score = max(full, T.FOCUS_WEIGHT * coverage(terms | p.context, focus) + (1 - T.FOCUS_WEIGHT) * full)
+            score += T.VALUE_BONUS * value
+            if score >= T.MIN_SCORE or (named and opening):
+                cands.append((max(score, T.MIN_SCORE), full, quote))
+            elif opens and lead is None:
+                lead = (it, qcov, quote)
+        cands.sort(key=lambda c: -c[0])
+        return cands, lead
+
+    def quote(self, p) -> tuple[str, bool]:
+        """What to quote for a passage, and whether that holds the value asked for: the sentence; or,
+        when the value is in the heading it sits under, the heading and the sentence; or, when the
+        value is in it but its subject is in the sentence before, that sentence and this one."""
+        sent = p.text
+        if holds(self.wants, sent, self.query):
+            if p.before and (
+                len(sent) < T.MIN_CHARS
+                or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
+            ):
+                return f"{p.before} {sent}", True
+            return sent, True
+        if p.heading and p.heading != sent and holds(self.wants, p.heading, self.query):
+            return f"{plain_heading(p.heading)}: {sent}", True
+        return sent, False
+
+
+def _fact(it: ToolItem, sent: str, score: float, qcov: float, prior: float = 0.0, follow_up: bool = False) -> dict:
+    fact = {"fact": sent, "source": it.source, "score": round(score, 3), "qcov": round(qcov, 3)}
+    if follow_up:
+        fact["follow_up"] = True
+    if prior:
+        fact["prior"] = round(prior, 3)  # what the KB's ranking of its chunk adds
+    fact["form"] = it.form
+    if it.form == "kb" and it.score is not None:
+        fact["retrieval"] = round(float(it.score), 3)  # the KB's own retrieval score
+    return fact
+
+
+def _bridge_leads(new_facts: list[dict], old_facts: list[dict], unread_leads: dict[int, tuple]) -> list[dict]:
+    """A document the best facts name (the bridge of a two-hop question) keeps its opening sentence
+    even when that shares few words with the question: it says what the named thing is."""
+    have = {f["source"] for f in new_facts}
+    best = sorted(new_facts, key=lambda f: -f["score"])[: T.BRIDGE_FROM] + old_facts[: T.BRIDGE_FROM]
+    named_text = phrase(" ".join(f.get("fact", f.get("text", "")) for f in best))
+    return [
+        _fact(it, sent, T.MIN_SCORE, qcov)
+        for src, (it, qcov, sent) in unread_leads.items()
+        if src not in have and (title_phrase(it.title) or "\0") in named_text
+    ]
+
+
+def _keep(new_facts: list[dict]) -> list[dict]:
+    """Every document keeps its best passage (a linked page may hold the second half of the answer
+    while sharing few words with the question); the rest compete on score."""
+    firsts, seen_src = [], set()
+    for f in sorted(new_facts, key=lambda f: -f["score"]):
+        if f["source"] not in seen_src:
+            seen_src.add(f["source"])
+            firsts.append(f)
+    rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f["score"])
+    return sorted(firsts + rest[: max(0, T.MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f["score"])
+
+
+def _unread_bridge(facts: list[dict], qterms: set[str], unread_titles: list[str]) -> bool:
+    """Whether the best facts name something (a name the question does not) whose page was found but
+    not read: the second hop of a two-hop question is on that page."""
+    unread = {title_phrase(t) for t in unread_titles} - {""}
+    for ent in salient_entities(facts, qterms, limit=T.BRIDGE_NAMES):
+        p = phrase(ent)
+        if len(p.split()) >= 2 and any(p == u or (len(u.split()) > 1 and u in p) for u in unread):
+            return True
+    return False
+
+
+def _next_urls(items: list[ToolItem], facts: list[dict], qterms: set[str]) -> list[str]:
+    """Pages worth reading next: search results and links, by the question's and the leads' words."""
+    ents = salient_entities(facts, qterms)
+    ent_terms = set().union(*(term_set(e) for e in ents))
+    urls: list[tuple[float, str]] = []
+    for it in items:
+        if it.form == "snippet" and it.url.startswith("http"):
+            urls.append((len(term_set(it.title + " " + it.text) & qterms) + 0.5, it.url))
+        for link in it.links[:300]:
+            slug = _slug_terms(link)
+            s = len(slug & qterms) + 1.5 * len(slug & ent_terms)
+            if s > 0:
+                urls.append((s, link))
+    return list(dict.fromkeys(u for _, u in sorted(urls, key=lambda x: -x[0])))

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 
 from ..text import bare_title, has_qualifier, term_set, tokenize
+from .passages import asks_for, holds, without_heading
+from .tuning import OFFLINE as T
 
 MAX_FACTS = 4
 FIRST_CANDIDATES = 8  # facts considered for the first half of the pair
@@ -85,8 +87,12 @@ def _wanted(query: str):
     return None
 
 
-def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str, float]) -> list[dict]:
-    """The facts the report states, in order. `facts` are sorted best first (by question coverage)."""
+def choose(
+    query: str, facts: list[dict], sources: list[dict], weights: dict[str, float], lead: bool = False
+) -> list[dict]:
+    """The facts the report states, in order. `facts` are sorted best first (by question coverage).
+    With `lead`, the first fact opens the answer (it holds the value the question asks for) and only
+    what adds to it joins."""
     if not facts:
         return []
     names = {s["n"]: title_phrase(s.get("title", "")) for s in sources}
@@ -100,7 +106,7 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
     w = set(weights)
     # A document's opening sentence is about what its title names (as the analyzer reads it).
     titles = {s["n"]: term_set(bare_title(s.get("title", ""))) for s in sources}
-    excerpts = {s["n"]: (s.get("excerpt") or "").lstrip() for s in sources}
+    excerpts = {s["n"]: without_heading((s.get("excerpt") or "").lstrip()) for s in sources}
 
     def about(f: dict) -> set[str]:
         text = f["text"].strip()
@@ -110,7 +116,11 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
     terms = [about(f) for f in facts]
     terms_of = {id(f): t for f, t in zip(facts, terms, strict=True)}
 
+    wants = asks_for(query)
+
     def has_type(f: dict) -> bool:
+        if wants in ("default", "version", "code"):
+            return holds(wants, f["text"], query)
         return bool(wanted) and any(v not in qwords for v in wanted.findall(f["text"]))
 
     plain = {s["n"] for s in sources if not has_qualifier(s.get("title", ""))}
@@ -126,7 +136,7 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
         )
 
     best, pair = -1.0, [facts[0]]
-    for i, a in enumerate(facts[:FIRST_CANDIDATES]):
+    for i, a in enumerate(facts[: 1 if lead else FIRST_CANDIDATES]):
         for j, b in enumerate(facts):
             if b["source"] == a["source"]:
                 continue
@@ -142,11 +152,11 @@ def choose(query: str, facts: list[dict], sources: list[dict], weights: dict[str
                 + NAMED_BONUS
                 * ((a["source"] in named) + (b["source"] in named and names[b["source"]] != names[a["source"]]))
                 + TYPE_BONUS * (has_type(a) or has_type(b))
-                + 0.05 * (a.get("qcov", 0) + b.get("qcov", 0))
+                + T.PAIR_SCORE_WEIGHT * (a.get("score", 0) + b.get("score", 0))
                 + 0.01 * (primary(a) + primary(b))
             )
             if s > best + 1e-9:
-                best, pair = s, [a, b] if a.get("qcov", 0) >= b.get("qcov", 0) else [b, a]
+                best, pair = s, [a, b] if lead or a.get("qcov", 0) >= b.get("qcov", 0) else [b, a]
     chosen = list(pair)
     covered = set().union(*(terms_of[id(f)] for f in chosen))
     # Each thing the question names is cited once (one document per name: "Teen Titans" and

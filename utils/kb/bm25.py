@@ -54,10 +54,27 @@ def fts5_scores(db: sqlite3.Connection, terms: list[str], ids: list[str]) -> dic
     )
 
 
+def doc_freqs(db: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each term (FTS5's vocabulary table); a term no chunk holds is left out."""
+    marks = ",".join("?" * len(terms))
+    return dict(db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall())
+
+
+IDF_MIN_CHUNKS = 100  # fewer chunks than this say nothing about how common a word is
+
+
+def smooth_idf(db: sqlite3.Connection, terms: list[str], n_docs: int) -> dict[str, float]:
+    """{term: log(1 + (N - df + 0.5) / (df + 0.5))}, never 0 (FTS5's own IDF is floored at 0 for a word in
+    half the chunks); {} below IDF_MIN_CHUNKS chunks."""
+    if n_docs < IDF_MIN_CHUNKS or not terms:
+        return {}
+    df = doc_freqs(db, terms)
+    return {t: round(math.log(1 + (n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 3) for t in terms}
+
+
 def fts5_ideal(db: sqlite3.Connection, terms: list[str], n_docs: int) -> float:
     """The BM25 of an ideal chunk for `terms` (the sum of their IDF), document frequencies from FTS5."""
-    marks = ",".join("?" * len(terms))
-    df = dict(db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms).fetchall())
+    df = doc_freqs(db, terms)
     return sum(term_idf(n_docs, df.get(t, 0)) for t in terms)
 
 

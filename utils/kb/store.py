@@ -22,10 +22,7 @@ Search modes (`search(mode=...)`): ``bm25`` (BM25 over analysed title + text, th
 list weighted 0.5). The default is ``bm25``: on the retrieval bench (bench/kb.py; the numbers are
 in docs/measurements.md) it finds the most, fusion does not beat it and costs several times the
 query time and loads chromadb. Plain BM25 in embedded mode needs only SQLite (chromadb is never
-imported).
-
-BM25 is SQLite FTS5's bm25() formula, computed in memory after an instance's first search
-(utils/kb/bm25.py: the same rows, order and scores as FTS5, faster).
+imported); it is FTS5's bm25() formula, computed in memory (utils/kb/bm25.py: same rows and scores).
 
 Scores are in [0, 1], higher is better:
   * bm25: raw BM25 divided by the BM25 an ideal chunk would get (every query term once in the
@@ -52,7 +49,7 @@ from ..config import MEMORY_LIMIT
 from ..errors import EmbeddingMismatch, KBError
 from ..text import analyze, valid_text
 from . import sync
-from .bm25 import BM25
+from .bm25 import BM25, smooth_idf
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
@@ -516,6 +513,13 @@ class KnowledgeBase:
             "lexical_index": str(self.lexical_file),
             "search_mode": self.search_mode,
         }
+
+    def term_idf(self, text: str) -> dict[str, float]:
+        """Each index term of `text` -> how rare it is among the chunks (bm25.smooth_idf): the offline
+        engine weighs a question's words by it."""
+        with self._lock:
+            db = self._conn()
+            return smooth_idf(db, list(dict.fromkeys(analyze(text)))[:64], self._bm25._n_docs(db))
 
     def _bm25_ranked(self, query: str, n: int) -> list[tuple[int, float]]:
         """[(rid, score in [0,1])] best first."""

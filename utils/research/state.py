@@ -44,6 +44,8 @@ class Fact(TypedDict, total=False):
     qcov: float  # offline analyzer: weighted share of the question's terms in the fact
     form: str  # snippet | page | kb: what the text it came from is (older sessions: "kind")
     retrieval: float  # KB facts: the hit's retrieval score
+    follow_up: bool  # offline analyzer: found by a search for a lead, not for the question itself
+    prior: float  # offline analyzer, KB facts: what the KB's ranking of the chunk adds to the fact's rank
 
 
 class Source(TypedDict, total=False):
@@ -99,6 +101,7 @@ class Shared(TypedDict, total=False):
     extracted_information: list[Fact]
     sources: list[Source]
     confidence_score: float
+    term_idf: dict[str, float]  # index term -> its IDF in the KB, for the question's words (KB steps)
     visited_urls: list[str]  # normalized URLs fetched (or refused) by the crawler
     candidate_urls: list[dict]  # {"url","title","snippet","source"} seen but not yet crawled
     analyzer_reports: list[AnalyzerRecord]
@@ -146,6 +149,7 @@ def new_shared(
         extracted_information=[],
         sources=[],
         confidence_score=0.0,
+        term_idf={},
         visited_urls=[],
         candidate_urls=[],
         analyzer_reports=[],

@@ -1,0 +1,134 @@
+"""Answers from documents, through the CLI and the offline engine: the passage that holds the value a
+question asks for is quoted (with its heading, or the sentence before, when those name the subject),
+and a question the documents cannot answer gets a low confidence and a report that says so."""
+
+from __future__ import annotations
+
+import json
+import re
+
+MANUAL = """# Spooler manual
+
+The spooler collects print jobs from every workstation on the floor and sends them to the printers
+in the order they arrived. It runs as a background service and keeps a small log of what it did.
+
+## Options
+
+### --spool-limit=<bytes>
+
+Sets how much the spooler may hold in memory before it writes waiting jobs to disk.
+The default is 4096 bytes.
+
+### --retry=<count>
+
+How often a job that a printer refused is sent again before the spooler gives up on it.
+The default is 3 attempts.
+
+### --log-dir=<path>
+
+The folder where the spooler writes its log. Each day starts a new log file.
+
+## Printers
+
+Printers are found on the local network when the spooler starts. A printer that does not answer is
+tried again every minute. Jobs for a printer that is gone are kept until an operator removes them.
+"""
+
+HEADERS = """# Request limits
+
+## Header size
+
+Read-only property specifying the maximum allowed size of request headers in bytes. Defaults to 16 KiB.
+Requests with larger headers are rejected before any handler runs.
+
+## Body size
+
+The body of a request is read in chunks as it arrives, so a large body does not fill the memory.
+"""
+
+
+def ask(cli, tmp_path, docs: dict[str, str], question: str) -> dict:
+    folder = tmp_path / "docs"
+    folder.mkdir(exist_ok=True)
+    for name, text in docs.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    assert cli("kb", "ingest", str(folder)).returncode == 0
+    proc = cli("--json", "--tools", "kb", question)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def cited(data: dict) -> set[str]:
+    by_n = {s["n"]: s["url"] for s in data["sources"]}
+    return {by_n[int(n)] for n in re.findall(r"\[(\d+)\]", data["answer"]) if int(n) in by_n}
+
+
+def test_a_default_is_answered_by_the_sentence_that_holds_it(cli, tmp_path):
+    data = ask(
+        cli,
+        tmp_path,
+        {"spooler.md": MANUAL},
+        "How much does the spooler keep in memory before it writes jobs to disk, unless I set it?",
+    )
+    first = data["answer"].split("[")[0]
+    assert "4096 bytes" in first  # the value opens the answer, not a sentence that only shares words
+    assert any(u.endswith("spooler.md") for u in cited(data))
+
+
+def test_the_sentence_before_names_what_a_short_value_sentence_is_about(cli, tmp_path):
+    data = ask(cli, tmp_path, {"limits.md": HEADERS}, "How large can request headers be by default?")
+    assert "maximum allowed size of request headers in bytes. Defaults to 16 KiB." in data["answer"]
+
+
+def test_a_question_the_documents_cannot_answer_gets_low_confidence(cli, tmp_path):
+    data = ask(
+        cli,
+        tmp_path,
+        {"spooler.md": MANUAL, "limits.md": HEADERS},
+        "How many printers can the spooler send jobs to at the same time?",
+    )
+    assert data["confidence"] <= 0.35
+    assert data["answer"].startswith(("The sources read do not appear to answer", "I could not find information")) or (
+        "treat this as a lead to check, not a settled answer" in data["answer"]
+    )
+
+
+PLACES = {
+    "Elmbrook": "Elmbrook is a village in Harlow County, in the state of Westland. A mill was built there in 1820.",
+    "Harlow County": "Harlow County is a county in the state of Westland, bordered by the hills of the north and "
+    "the great lake to the east, with farms, orchards and three small towns along its one railway line that "
+    "carried grain and timber for a century. Its county seat is Marston. The county was formed in 1802.",
+    "Marston": "Marston is a town of 9,000 people on the railway line, known for its grain market.",
+    "Elm River": "The Elm is a river of Westland that flows from the northern hills into the great lake.",
+}
+
+
+def test_the_page_of_a_name_the_facts_bring_up_is_read_before_answering(cli, tmp_path):
+    """A two-hop question on the web: the search snippets name the county, the county's own page says
+    its seat. The answer comes from that page, read after the snippets; a sentence first seen in a
+    snippet becomes a fact of its page once the page is read."""
+    from webfixtures import LocalServer, ddg_html, page, send
+
+    def serve(title):
+        return lambda req: send(req, 200, page(title, f"<h1>{title}</h1><p>{PLACES[title]}</p>"))
+
+    results: list[tuple[str, str, str]] = []  # (title, url, snippet) once the server's port is known
+    routes = {f"/wiki/{t.replace(' ', '_')}": serve(t) for t in PLACES}
+    routes["/robots.txt"] = lambda req: send(req, 200, "User-agent: *\nAllow: /\n", "text/plain")
+    routes["/html/"] = lambda req: send(req, 200, ddg_html(results))
+    server = LocalServer(routes)
+    with server:
+        results += [(t, server.url(f"/wiki/{t.replace(' ', '_')}"), PLACES[t][:150]) for t in PLACES]
+        env = {
+            "SLEUTH_DDG_URL": server.url("/html/"),
+            "SLEUTH_ALLOW_PRIVATE_HOSTS": "1",
+            "SLEUTH_CRAWL_INTERVAL": "0",
+        }
+        proc = cli(
+            "--json", "--tools", "duckduckgo,crawl", "What is the county seat of the county Elmbrook is in?", env=env
+        )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert "Marston" in data["answer"]
+    urls = cited(data)
+    assert any(u.endswith("/wiki/Harlow_County") for u in urls) and any(u.endswith("/wiki/Elmbrook") for u in urls)

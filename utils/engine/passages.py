@@ -1,0 +1,275 @@
+"""What the offline analyzer reads: a question's weighted terms and wanted value, and a document's
+sentences with the context that says what each one is about.
+
+A sentence in documentation rarely repeats its subject: "The default value is twenty million
+bytes." sits under an option's entry ("--freelist-vol=<number> [default: 20000000]"), in a
+section, in a file with a title. So each sentence is read with
+  * its own words (full weight),
+  * the words of what it sits under (half weight): the heading path of its chunk, the nearest
+    heading-like line above it in the text (a short line that is not a sentence), and the
+    sentence before it in the same block (which often names the subject the next one answers).
+A question's words weigh by how rare they are in the knowledge base (IDF, when the KB said so):
+a word every page of a manual uses ("memory", "table") says little about which sentence answers.
+A question that asks for a kind of value (a default, a number or size, a version, a date, an
+option or command) gives a bonus to the sentences that hold one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..text import content_terms, fold, paragraphs, split_sentences, stem, term_set, without_marker
+from .tuning import OFFLINE as T
+
+_CAPS = re.compile(r"\b[A-Z][\w]+")
+COMMON_CAPS = frozenset(  # capitalised at a sentence's start, not because they are names
+    """the a an in on at he she it they this that these those his her its their there here when where
+    what which who how after before during while although however but and or if as by for from with
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+# What a question asks for, and what a sentence that gives it holds. English question wording,
+# not any one document set's: "unless I set one" and "out of the box" ask for a default.
+_ASKS = [
+    (
+        "default",
+        re.compile(
+            r"\b(defaults?|by default|unless (?:i|you|we|it)\b|if (?:i|you|we) (?:don'?t|do not|never)|"
+            r"out of the box|otherwise|when (?:not|no) \w+ (?:is )?(?:set|given|specified)|"
+            r"if (?:not|none) (?:set|given))",
+            re.I,
+        ),
+    ),
+    (
+        "version",
+        re.compile(
+            r"\b(which|what|in which|since which|from which) (?:[\w.+\-]+ ){0,2}(?:version|release)s?\b|"
+            r"\bsince when\b|\bwhen (?:was|were|did|is|does) .{0,80}\b(?:added|introduced|deprecated|removed|"
+            r"changed|dropped|renamed|first (?:supported|available|appeared))\b",
+            re.I,
+        ),
+    ),
+    (
+        "year",
+        re.compile(
+            r"\b(when (?:was|were|did|is|does)|(?:what|which) (?:years?|decade|date|day)|what time period|released)\b",
+            re.I,
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"\b(how (?:many|much|long|large|big|far|old|tall|high|deep|often|fast|slow|small)|population|"
+            r"number of|maximum|minimum|max(?:imum)? (?:size|length|number)|limit|at what point|up to what|"
+            r"what (?:temperature|size|percentage|speed|rate|age|height|length|width|weight|amount|port|limit))\b",
+            re.I,
+        ),
+    ),
+    (
+        "code",
+        re.compile(
+            r"\b(which|what) (?:\w+ ){0,2}(?:option|flag|switch|command|function|method|setting|variable|parameter|"
+            r"key|keyword|argument|property|event|module|class|macro|directive|tool|mode|format|file)s?\b|"
+            r"\bhow (?:do|can|would|should) (?:i|you|we)\b",
+            re.I,
+        ),
+    ),
+]
+_YEAR = re.compile(r"\b(1[5-9][0-9]{2}|20[0-9]{2})\b")
+_DATE = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4}\b|"
+    r"\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{4}\b",
+    re.I,
+)
+_VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b|\b(?:version|release|v)\s?\d+\b")
+_NUMBER = re.compile(
+    r"\b\d[\d,.]*\s*(?:[kmgt]i?b|bytes?|kb|mb|gb|%|percent|seconds?|ms|minutes?|hours?|days?|times|characters?|"
+    r"chars?|lines?|entries|items|rows|columns|bits?)?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion)\b",
+    re.I,
+)
+_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\[default:", re.I)
+_CODE = re.compile(
+    r"(?:^|\s)--?[a-zA-Z][\w\-]*(?:=\S*)?|\b\w+(?:\.\w+)*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b|"
+    r"(?:^|\s):[a-z]\w*"
+)
+_HEADING_END = re.compile(r"[.!?:;,]$")
+
+
+def asks_for(question: str) -> str | None:
+    """The kind of value a question asks for ("default", "version", "year", "number", "code"), if any."""
+    for kind, pattern in _ASKS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def holds(kind: str | None, text: str, question: str = "") -> bool:
+    """Whether `text` holds a value of that kind that the question does not already state."""
+    if not kind:
+        return False
+    q = fold(question)
+    if kind == "default":
+        return bool(_DEFAULT.search(text)) and _has_value(text, q)
+    if kind == "version":  # a version number, or the date of a release
+        return any(fold(m.group(0)) not in q for m in (*_VERSION.finditer(text), *_DATE.finditer(text)))
+    if kind == "year":
+        return any(fold(m.group(0)) not in q for m in (*_DATE.finditer(text), *_YEAR.finditer(text)))
+    if kind == "number":
+        return _has_value(text, q)
+    if kind == "code":
+        return any(fold(m.group(0).strip()) not in q for m in _CODE.finditer(text))
+    return False
+
+
+def _has_value(text: str, q: str) -> bool:
+    for m in (*_NUMBER.finditer(text), *_CODE.finditer(text)):
+        v = fold(m.group(0).strip())
+        if v and v not in q and not _YEAR.fullmatch(v):
+            return True
+    return False
+
+
+def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | None = None) -> dict[str, float]:
+    """Stemmed question terms -> weight: names and numbers weigh more, feedback terms less, and (with
+    the knowledge base's IDF) a word common to the whole collection less than a rare one."""
+    w: dict[str, float] = {}
+    caps = {stem(fold(m)) for m in _CAPS.findall(query)} - {stem(s) for s in COMMON_CAPS}
+    for t in content_terms(query):
+        s = stem(t)
+        w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
+    for t in extra:
+        w.setdefault(stem(t), T.FEEDBACK_WEIGHT)
+    if idf:
+        for s in w:
+            if s in idf:
+                w[s] *= max(T.IDF_FLOOR, min(idf[s], T.IDF_CAP)) / T.IDF_UNIT
+    return w
+
+
+@dataclass
+class Passage:
+    """A sentence of a document (or a sentence and the one before it), with what it sits under."""
+
+    text: str  # what is quoted
+    index: int  # position of its (last) sentence in the item
+    own: set[str]  # the quoted words' terms
+    context: set[str] = field(default_factory=set)  # terms of what it sits under (half weight)
+    code: bool = False  # a fenced code block, not prose
+    heading: str = ""  # the heading-like line it sits under, if any
+    before: str = ""  # the sentence before it in the same block, if any
+    title_line: bool = False  # a heading-like line itself, not a sentence under one
+
+
+def _is_heading(para: str) -> bool:
+    words = para.split()
+    return (
+        0 < len(words) <= T.HEADING_MAX_WORDS
+        and not _HEADING_END.search(para)
+        and not para.startswith(("|", "-", "*", "•", "+"))
+    )
+
+
+def without_heading(text: str) -> str:
+    """A document's text without the heading-like line it opens with (its title as an <h1>)."""
+    first, sep, rest = text.partition("\n")
+    return rest.lstrip() if sep and _is_heading(first.strip()) else text
+
+
+def passages(text: str, section: str = "") -> list[Passage]:
+    """The sentences of `text` in order, each with the terms of what frames it: its chunk's heading
+    path (`section`); under a heading-like line, that line and the block it heads (an option's
+    entry: the line naming it and its description frame each other); elsewhere the sentence before."""
+    out: list[Passage] = []
+    path_terms = term_set(section) if section else set()
+    for heading, paras in _blocks(paragraphs(text)):
+        block = set().union(*(term_set(p) for p in paras[: T.BLOCK_PARAGRAPHS])) if heading else set()
+        if heading:
+            out.append(Passage(heading, len(out), term_set(heading), path_terms | block, title_line=True))
+            block |= term_set(heading)
+        before = ""
+        for para in paras:
+            code = para.startswith("```")
+            for s in [para] if code else [without_marker(s) for s in split_sentences(para)]:
+                own = term_set(s)
+                ctx = (path_terms | block | term_set(before)) - own
+                out.append(Passage(s, len(out), own, ctx, code, heading, "" if code else before))
+                before = "" if code else s
+    return out
+
+
+def _blocks(paras: list[str]) -> list[tuple[str, list[str]]]:
+    """(heading-like line or "", the paragraphs under it) in order."""
+    blocks: list[tuple[str, list[str]]] = [("", [])]
+    for para in paras:
+        if _is_heading(para) and not para.startswith("```"):
+            blocks.append((para, []))
+        else:
+            blocks[-1][1].append(para)
+    return [b for b in blocks if b[0] or b[1]]
+
+
+_UNDERLINE = re.compile(r"\s*([~=\-_*#^\"'`])\1{2,}\s*")
+
+
+def plain_heading(line: str) -> str:
+    """A heading-like line without the rules that underline it ("Release 3.18.0 ~~~~~~~")."""
+    return _UNDERLINE.sub(" ", line).strip()
+
+
+def is_quotable(sentence: str) -> bool:
+    """Not a table row, a Markdown heading marker or an over-long run of text."""
+    return T.MIN_CHARS <= len(sentence) <= T.MAX_CHARS and not sentence.startswith(("#", "|"))
+
+
+def trust(fact: dict) -> float:
+    """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
+    passage counts in proportion to the KB's own retrieval score."""
+    if fact.get("form") == "snippet":
+        return T.SNIPPET_TRUST
+    if fact.get("form") == "kb" and "retrieval" in fact:
+        return T.KB_TRUST_BASE + (1 - T.KB_TRUST_BASE) * fact["retrieval"]
+    return 1.0
+
+
+FEATURES = ("coverage", "best", "framed", "support", "wants_value", "value_found", "rare_missing", "verdict")
+
+
+def confidence_features(
+    answer: list[dict], facts: list[dict], weights: dict[str, float], query: str, decided: bool = False
+) -> dict[str, float]:
+    """What the confidence in an answer is made of, each in 0..1, from the facts the answer states
+    (`answer`) and all the facts read (`facts`):
+    coverage: the question's weighted terms the answer's facts say, together; best: the best single
+    answer fact's coverage times its trust; framed: the best coverage of an answer fact read with what
+    frames it (its heading, the sentence before; the analyzer's qcov); support: other sources whose
+    facts each cover 40 % of the question (two: 1); wants_value / value_found: the question asks for a
+    kind of value / the answer holds one; rare_missing: the question's rarest word (by KB IDF) is in
+    no fact of the answer; verdict: a yes/no comparison the facts settle."""
+    # What the facts themselves say: a sentence read with its document's title (select.about_subject)
+    # ranks higher among facts, but the title's words are not evidence the answer was found.
+    said = [(f, _cov(terms, weights), terms) for f in answer for terms in [term_set(f["text"])]]
+    if not said:
+        return dict.fromkeys(FEATURES, 0.0)
+    union: set[str] = set().union(*(t for _, _, t in said))
+    wants = asks_for(query)
+    rarest = max(weights, key=lambda t: (weights[t], t)) if weights else ""
+    mean = sum(weights.values()) / len(weights) if weights else 0.0
+    supporting = {f["source"] for f in facts if _cov(term_set(f["text"]), weights) >= 0.4}
+    return {
+        "coverage": _cov(union, weights),
+        "best": max(c * trust(f) for f, c, _ in said),
+        "framed": max(min(1.0, float(f.get("qcov", 0.0))) for f, _, _ in said),
+        "support": min(1.0, len(supporting) / 2),
+        "wants_value": float(wants is not None),
+        "value_found": float(any(holds(wants, f["text"], query) for f, _, _ in said)),
+        "rare_missing": float(weights.get(rarest, 0) > T.RARE_FACTOR * mean and rarest not in union),
+        "verdict": float(decided),
+    }
+
+
+def _cov(terms: set[str], weights: dict[str, float]) -> float:
+    total = sum(weights.values())
+    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
