@@ -210,3 +210,14 @@ def test_a_kb_from_the_previous_version_still_opens(capsys, tmp_path, data_dir):
     shutil.copy(DOCS / "teapot.txt", copy)
     assert ingest(capsys, data_dir, copy)[0] == 0  # and takes new documents, with their heading paths
     assert search(capsys, data_dir, "steeptime seconds")[0]["section"].startswith("Teapot help › 2. Options")
+
+
+def test_a_placeholder_in_angle_brackets_is_kept_in_markdown(cli, tmp_path):
+    """CommonMark reads `<count>` as an HTML tag; in documentation it is a placeholder to keep."""
+    note = tmp_path / "spool.md"
+    note.write_text(
+        "# Spooler\n\n## --retry=<count>\n\nHow often a refused job is sent again. Logs go to spool.<pid>.log.\n"
+    )
+    assert cli("kb", "ingest", str(note)).returncode == 0
+    hit = json.loads(cli("kb", "search", "--json", "retry refused job").stdout)["hits"][0]
+    assert "--retry=<count>" in hit["section"] and "spool.<pid>.log" in hit["text"]

@@ -23,6 +23,13 @@ _FRONT = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?"
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.M)
 _YAML_COMMENT = re.compile(r"^<!--[ \t]*YAML\b(.*?)-->", re.S)
 _LEFT_REF = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")  # a reference link whose definition is missing
+# "<count>", "<file name>": a placeholder in prose or a heading that CommonMark takes for an HTML tag.
+_HTML_TAGS = frozenset(
+    """a abbr b bdi bdo br cite code data del dfn em font i img ins kbd mark q rp rt ruby s samp small span
+    strike strong sub sup time tt u var wbr div p details summary big center""".split()
+)
+_TAG_NAMES = "|".join(sorted(_HTML_TAGS, key=len, reverse=True))
+_PLACEHOLDER = re.compile(r"</?(?!(?:" + _TAG_NAMES + r")\b)[A-Za-z][\w.-]*>")
 _KEY = re.compile(r"^[\w-]+:(?:\s|$)")
 _URL_VALUE = re.compile(r"^\s*(?:-\s*)?[\w-]+:\s*\S+://\S*\s*$")
 
@@ -59,6 +66,8 @@ def _inline(children) -> str:
             out.append(" ")
         elif c.type == "html_inline" and c.content.lower().startswith("<sup"):
             out.append("^")
+        elif c.type == "html_inline" and _PLACEHOLDER.fullmatch(c.content):
+            out.append(c.content)  # a placeholder such as <count> or <pid>, not an HTML tag
         # links read as their text (their children are the text tokens around link_open/close);
         # images, other inline HTML and emphasis markers are dropped
     return _LEFT_REF.sub(r"\1", "".join(out)).strip()
