@@ -14,6 +14,7 @@ only the standard library is imported here: `--help` must stay fast.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 
@@ -58,13 +59,23 @@ EXIT_OK, EXIT_INTERRUPTED = 0, 130  # the full table: utils/cli/output.py and th
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = COMMANDS.get(argv[0]) if argv else None
+    from .utils.cli.output import on_sigterm
+
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)  # SIGTERM takes the Ctrl-C path
+    except ValueError:  # not the main thread (main() called from a test's thread): leave the default
+        pass
     try:
         return command(argv[1:]) if command else _research(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from .utils.cli.output import interrupted_status
+
         print("\nsleuth: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_OK
+        return interrupted_status(exc)
+    except BrokenPipeError:  # stdout's reader is gone (`| head`): stop quietly
+        from .utils.cli.output import stdout_closed
+
+        return stdout_closed()
 
 
 if __name__ == "__main__":

@@ -63,5 +63,10 @@ class PdfUnreadable(SleuthError, ValueError):
     """A PDF whose text cannot be read (broken, or encrypted with a password)."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill PID`, systemd, Docker, CI runners): raised in the main thread by main.py's
+    handler, so it takes the Ctrl-C path (answers printed, sessions saved resumable); exit 143."""
+
+
 class TimeLimitExceeded(SleuthError):
     """The round's --time-limit was reached: the call in flight was abandoned."""

@@ -9,8 +9,8 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TextIO
 
-from .output import EXIT_INTERRUPTED, err, json_text
 from .output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
+from .output import err, interrupted_status, json_text, stdout_closed
 
 
 def parse_questions(lines) -> list[dict]:
@@ -108,7 +108,8 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
             while ordered and next_out in results:
                 emit(results.pop(next_out))
                 next_out += 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (main.py raises Terminated for it)
+        err("stopping: the questions in flight are saved at their next step (sessions --resume ID)")
         rt.cancel.set()  # running jobs stop at their next step and save a resumable session
         pool.shutdown(wait=True, cancel_futures=True)
         for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
@@ -116,6 +117,10 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
         print(
             f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}", file=sys.stderr
         )
-        return EXIT_INTERRUPTED
+        return interrupted_status(exc)
+    except BrokenPipeError:  # the reader of stdout is gone: start nothing more, save the questions in flight
+        rt.cancel.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        return stdout_closed()
     pool.shutdown(wait=True)
     return EXIT_SOME_FAILED if failed else 0

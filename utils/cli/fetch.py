@@ -49,9 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     fetcher = Fetcher.from_settings(settings, cache=cache)
     try:
         results = fetcher.fetch_many(args.urls)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C (130) or SIGTERM (143)
+        from .output import interrupted_status
+
         out(f"{PROG}: interrupted", stream=sys.stderr)
-        return 130
+        return interrupted_status(exc)
     finally:
         cache.close()
 

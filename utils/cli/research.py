@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err, out_json
+from .output import EXIT_OK, EXIT_USAGE, err, interrupted_status, out_json
 from .runner import make_runtime, new_session, one_shot, output_problem, result_json, settings_or_exit, write_output
 
 RunFlow = Callable[..., dict]  # run_flow(rt, shared, start) from flow.py
@@ -104,11 +104,11 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
 
     try:
         run_flow(rt, shared, start)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
         ui.finish()
         print(file=sys.stderr)
         err(f"interrupted; resume with: sleuth --resume {shared['session_id']}")
-        return EXIT_INTERRUPTED
+        return interrupted_status(exc)
     finally:
         ui.finish()
     problem = write_output(args.output, shared)
