@@ -55,6 +55,14 @@ class EmbeddingUnavailable(KBError):
     """The selected embedding cannot run here (no model, no key, no network)."""
 
 
+class KBDamaged(KBError):
+    """A file of the knowledge base is not a database any more (garbage written over it, a bad disk)."""
+
+
+class KBNoRoom(KBError):
+    """The knowledge base could not be written: the disk is full, over quota or read-only."""
+
+
 class SessionNotFound(SleuthError, LookupError):
     """No saved session has that id."""
 

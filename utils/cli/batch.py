@@ -10,7 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import TextIO
 
 from .output import EXIT_ITEMS_FAILED as EXIT_SOME_FAILED  # at least one question failed
-from .output import err, interrupted_status, json_text, stdout_closed
+from .output import EXIT_USAGE, err, interrupted_status, json_text, stdout_closed
 
 
 def parse_questions(lines) -> list[dict]:
@@ -123,4 +123,8 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
         pool.shutdown(wait=True, cancel_futures=True)
         return stdout_closed()
     pool.shutdown(wait=True)
+    if rt.tools.problems:  # every answer is printed, but the data folder had no room for part of the run
+        err(rt.tools.problems.line())
+    if unwritable or rt.tools.problems:
+        return EXIT_USAGE
     return EXIT_SOME_FAILED if failed else 0

@@ -151,17 +151,23 @@ def main(argv: list[str]) -> int:
             return _stats(kb, args.json)
         if args.cmd == "search":
             return _search(kb, args.query, args.k, args.json, args.mode)
+        from ..kb.health import set_aside
+
+        for moved in set_aside(kb):  # damaged files are kept, out of the way, for a look or a backup
+            out(f"damaged file set aside as {moved}")
         kb.reset()
         out(f"knowledge base emptied ({kb.store})")
         return 0
-    except KBError as exc:  # a mismatched embedding, an unreachable server: the environment
+    except KBError as exc:  # a mismatched embedding, an unreachable server, a damaged file, a full disk
         _err(f"error: {exc}")
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - e.g. EmbeddingUnavailable, a Chroma server that went away
         from ..kb.embeddings import EmbeddingUnavailable
+        from ..kb.health import explain
 
-        if isinstance(exc, EmbeddingUnavailable):
-            _err(f"error: {exc}")
+        problem = exc if isinstance(exc, EmbeddingUnavailable) else explain(kb, exc)
+        if problem is not None:  # a file SQLite or Chroma found damaged, a full disk
+            _err(f"error: {problem}")
             return EXIT_USAGE
         raise
     finally:

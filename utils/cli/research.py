@@ -117,4 +117,7 @@ def main(argv: list[str], run_flow: RunFlow) -> int:
     if problem:
         err(f"{problem}; the report stays in session {shared['session_id']} (sessions export)")
         return EXIT_USAGE
+    if rt.tools.problems:  # the answer is printed, but the data folder had no room for part of the run
+        err(rt.tools.problems.line())
+        return EXIT_USAGE
     return EXIT_OK

@@ -51,7 +51,7 @@ from urllib.parse import urlsplit
 
 from ..errors import EmbeddingMismatch, KBError
 from ..text import analyze, valid_text
-from . import sync
+from . import health, sync
 from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
@@ -119,6 +119,7 @@ class KnowledgeBase:
         self._checked_at = 0.0
         self._lex_checked = False
         self.timings: dict[str, float] = {}  # seconds spent per write phase, summed (bench/kb.py)
+        self.write_problems = None  # a utils.storage.WriteProblems: a write that found no room is told there
         self._bm25 = BM25()
 
     # ---- construction helpers ---------------------------------------------------------------
@@ -163,7 +164,9 @@ class KnowledgeBase:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self._db = sync.connect(self.lexical_file)
+            health.check_lexical(self.lexical_file)  # garbage over the file: one line saying what to do
+            with health.writing(self):
+                self._db = sync.connect(self.lexical_file)
         return self._db
 
     def _meta(self, key: str) -> str | None:
@@ -189,7 +192,9 @@ class KnowledgeBase:
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
             self._check_lexical()
-            client = sync.make_client(self.chroma_url, self.path / "chroma")
+            health.check_chroma(self)
+            with health.writing(self):
+                client = sync.make_client(self.chroma_url, self.path / "chroma")
             col = sync.get_collection(client, self.collection_name, self.chroma_url)
             if col is not None:
                 cbuilt = (col.metadata or {}).get("sleuth_embedding")
@@ -284,6 +289,10 @@ class KnowledgeBase:
 
     def _write(self, docs: list[Doc]) -> int:
         """Replace the chunks of each doc's source with the doc's chunks. Returns chunks written."""
+        with health.writing(self):  # a full disk: KBNoRoom, one line naming the KB folder
+            return self._write_docs(docs)
+
+    def _write_docs(self, docs: list[Doc]) -> int:
         if not docs:
             return 0
         with self._lock:
@@ -446,6 +455,7 @@ class KnowledgeBase:
     def reset(self) -> None:
         """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
         with self._lock:
+            health.set_aside(self)  # damaged files are moved aside, not opened
             if self._client is None:
                 from .embeddings import embedding_classes
 
