@@ -31,6 +31,7 @@ def make_runtime(settings, ui, feedback=None, store=True):
     except EngineError as exc:
         err(str(exc))
         raise SystemExit(EXIT_USAGE) from exc
+    settings = without_damaged_kb(settings, ui)
     return Runtime(
         settings=settings,
         engine=engine,
@@ -39,6 +40,23 @@ def make_runtime(settings, ui, feedback=None, store=True):
         store=SessionStore(settings.data_dir) if store else None,
         feedback=feedback,
     )
+
+
+def without_damaged_kb(settings, ui):
+    """The settings to research with: a knowledge base with a damaged file is left out (neither
+    searched nor written), and the run says so once, naming the file and how to rebuild it."""
+    if "kb" not in settings.tools or settings.chroma_url:
+        return settings
+    from dataclasses import replace
+
+    from ..kb.health import problem
+    from ..kb.store import KnowledgeBase
+
+    damage = problem(KnowledgeBase.for_settings(settings))
+    if damage is None:
+        return settings
+    ui.warn(f"{damage}; researching without the knowledge base")
+    return replace(settings, tools=tuple(t for t in settings.tools if t != "kb"))
 
 
 def result_json(shared: dict) -> dict:
