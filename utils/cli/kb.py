@@ -1,6 +1,6 @@
 """`sleuth kb ...`: manage the knowledge base from the command line.
 
-    kb ingest PATH...                      files and folders (.txt .md .html .htm .pdf), recursive
+    kb ingest PATH... [--follow-links]     files and folders (.txt .md .html .htm .pdf), recursive
     kb stats [--json]
     kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
     kb search - [--json]                   one query per line from stdin (one JSON line per query)
@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.required = True
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
     ing.add_argument("paths", nargs="+", metavar="PATH")
+    ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
     st = sub.add_parser("stats", parents=[common], help="what the knowledge base holds")
     st.add_argument("--json", action="store_true", help="print JSON")
     se = sub.add_parser("search", parents=[common], help="search; QUERY '-' reads one query per line from stdin")
@@ -43,7 +44,7 @@ def _err(msg: str) -> None:
     err(msg, prog="sleuth kb")
 
 
-def _ingest(kb, paths: list[str]) -> int:
+def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
     from ..kb.store import IngestReport
 
     report: IngestReport
@@ -67,11 +68,16 @@ def _ingest(kb, paths: list[str]) -> int:
                 name = path if len(path) <= 50 else "..." + path[-47:]
                 bar.update(task, completed=done, total=total, description=name)
 
-            report = kb.ingest_paths(paths, progress=progress)
+            report = kb.ingest_paths(paths, progress=progress, follow_links=follow_links)
     else:
-        report = kb.ingest_paths(paths)
+        report = kb.ingest_paths(paths, follow_links=follow_links)
     for path, reason in report.errors:
         _err(f"error: {path}: {reason}")
+    passed: dict[str, list[str]] = {}
+    for path, reason in report.passed_over:  # loops, duplicates, links out, FIFOs: one line per reason
+        passed.setdefault(reason, []).append(path)
+    for reason, where in passed.items():
+        _err(f"passed over {len(where)} path(s): {reason}, e.g. {where[0]}")
     if report.skipped:
         _err(f"skipped {len(report.skipped)} file(s) of unsupported types, e.g. {report.skipped[0]}")
     out(
@@ -146,7 +152,7 @@ def main(argv: list[str]) -> int:
     kb = KnowledgeBase.for_settings(settings)
     try:
         if args.cmd == "ingest":
-            return _ingest(kb, args.paths)
+            return _ingest(kb, args.paths, args.follow_links)
         if args.cmd == "stats":
             return _stats(kb, args.json)
         if args.cmd == "search":

@@ -1,13 +1,11 @@
 """Reading files for the knowledge base: .txt and .md as text, .html through the page extractor,
-.pdf through the one PDF reader; folders walked recursively. Bytes are decoded by utils.web.decode,
-the same decoder the crawler uses."""
+.pdf through the one PDF reader (which files of a folder are read: utils/kb/walk.py). Bytes are
+decoded by utils.web.decode, the same decoder the crawler uses."""
 
 from __future__ import annotations
 
 import logging
-import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import KBError, PdfUnreadable
@@ -74,28 +72,3 @@ def read_file(path: Path) -> tuple[str, str, bytes]:
     if not text.strip():
         raise KBError("no text found" + (" (a scanned PDF without a text layer?)" if kind == "pdf" else ""))
     return title, text, data
-
-
-def walk(paths: Iterable[str | Path]) -> tuple[list[Path], list[tuple[str, str]], list[str]]:
-    """Files to ingest, errors for missing paths, unsupported files met inside folders."""
-    files: list[Path] = []
-    errors: list[tuple[str, str]] = []
-    skipped: list[str] = []
-    for p in paths:
-        p = Path(p).expanduser()
-        if p.is_dir():
-            for root, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    f = Path(root) / name
-                    if name.startswith("."):
-                        continue
-                    if f.suffix.lower() in FILE_TYPES:
-                        files.append(f)
-                    else:
-                        skipped.append(str(f))
-        elif p.exists():
-            files.append(p)
-        else:
-            errors.append((str(p), "no such file or directory"))
-    return files, errors, skipped

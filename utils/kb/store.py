@@ -56,7 +56,8 @@ from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
-from .readers import read_file, walk
+from .readers import read_file
+from .walk import walk
 from .write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -345,10 +346,13 @@ class KnowledgeBase:
         self,
         paths: Iterable[str | Path],
         progress: Callable[[int, int, str], None] | None = None,
+        follow_links: bool = False,
     ) -> IngestReport:
-        """Ingest files and folders (recursive). `progress(done, total, path)` is called after each file."""
-        files, errors, skipped = walk(paths)
-        report = IngestReport(errors=errors, skipped=skipped)
+        """Ingest files and folders (recursive; utils/kb/walk.py says which files). `progress(done,
+        total, path)` is called after each file."""
+        found = walk(paths, follow_links=follow_links)
+        files = found.files
+        report = IngestReport(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over)
         pending: list[Doc] = []
         pending_words = 0
         replaced_pending = 0
