@@ -53,7 +53,7 @@ def _fetch(argv: list[str]) -> int:
 
 
 COMMANDS = {"kb": _kb, "fetch": _fetch, "sessions": _sessions, "batch": _batch}
-EXIT_OK, EXIT_INTERRUPTED = 0, 130  # the full table: utils/cli/output.py and the README
+# Exit statuses: the table is utils/cli/output.py (and the README); 130/143 and 141 are set there too.
 
 
 def main(argv: list[str] | None = None) -> int:

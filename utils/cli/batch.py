@@ -109,7 +109,7 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
                 emit(results.pop(next_out))
                 next_out += 1
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (main.py raises Terminated for it)
-        err("stopping: the questions in flight are saved at their next step (sessions --resume ID)")
+        err("stopping: the questions in flight stop at their next step, saved (sleuth --resume ID continues one)")
         rt.cancel.set()  # running jobs stop at their next step and save a resumable session
         pool.shutdown(wait=True, cancel_futures=True)
         for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
