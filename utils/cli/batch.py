@@ -94,15 +94,22 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     futures = [pool.submit(one, i, q) for i, q in enumerate(questions)]
     index = {f: i for i, f in enumerate(futures)}
     results: dict[int, dict] = {}
+    harvested: set[int] = set()  # questions whose result was taken from their future
     next_out = 0
     pending = set(futures)
+
+    def harvest(f) -> int:
+        i = index[f]
+        results[i] = f.result()
+        harvested.add(i)
+        finished.append(questions[i]["id"])
+        return i
+
     try:
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in done:
-                i = index[f]
-                results[i] = f.result()
-                finished.append(questions[i]["id"])
+                i = harvest(f)
                 if not ordered:
                     emit(results.pop(i))
             while ordered and next_out in results:
@@ -112,6 +119,9 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
         err("stopping: the questions in flight stop at their next step, saved (sleuth --resume ID continues one)")
         rt.cancel.set()  # running jobs stop at their next step and save a resumable session
         pool.shutdown(wait=True, cancel_futures=True)
+        for f in futures:  # questions that finished while the signal came in, not yet taken
+            if index[f] not in harvested and f.done() and not f.cancelled() and f.exception() is None:
+                harvest(f)
         for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
             emit(results.pop(i))
         print(
