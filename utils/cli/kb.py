@@ -4,10 +4,11 @@
     kb stats [--json]
     kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
     kb search - [--json]                   one query per line from stdin (one JSON line per query)
-    kb reset --yes
+    kb reset --yes                         also sets damaged files aside (utils/kb/health.py)
 
-`main(argv)` takes the words after `kb` and returns the exit status: 0 ok, 1 a problem (some
-files could not be ingested, a KB error, reset refused), 2 bad usage.
+`main(argv)` takes the words after `kb` and returns the exit status: 0 ok, 1 some files could not
+be ingested, 2 bad usage or environment (reset without --yes, another embedding, a damaged KB
+file, a full disk, an unreachable server).
 """
 
 from __future__ import annotations
