@@ -2,20 +2,41 @@
 """Sleuth — a research agent for the terminal.
 
   sleuth "QUESTION"                 research a question and print a cited report
+  sleuth ask "QUESTION"             the same, unambiguously (a question may start with a command word)
   sleuth                            interactive: asks for a question (or reads a batch from stdin)
   sleuth batch < questions.txt      one JSON line per question
   sleuth sessions list|show|export  saved sessions
   sleuth kb ingest|search|stats|reset
   sleuth fetch URL...               the crawler on its own
 
-A table of commands, each `utils/cli/<command>.py main(argv)`. Nothing imports this module, and
-only the standard library is imported here: `--help` must stay fast.
+A table of commands, each `utils/cli/<module>.py main(argv)`: a new command is one entry in
+COMMANDS. Options may come before or after the command word (utils/cli/args.py moves them).
+Nothing imports this module, and only the standard library is imported here: `--help` must stay fast.
 """
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
+from typing import NamedTuple
+
+
+class Command(NamedTuple):
+    module: str  # utils/cli/<module>.py, whose main(argv) runs it
+    summary: str  # one line in `sleuth --help`
+    preset: tuple[str, ...] = ()  # arguments put before the user's
+    flow: bool = False  # main(argv, run_flow=...): the command runs the research graph
+
+
+COMMANDS = {
+    "ask": Command("research", "research a question (the same as sleuth QUESTION)", flow=True),
+    "batch": Command("research", "questions from stdin, one JSON line out per question", ("--batch",), flow=True),
+    "sessions": Command("sessions", "list, show and export saved sessions"),
+    "kb": Command("kb", "the knowledge base: ingest, search, stats, reset"),
+    "fetch": Command("fetch", "fetch web pages and print their main text"),
+}
+# Exit statuses: the table is utils/cli/output.py (and the README); 130/143 and 141 are set there too.
 
 
 def _run_flow(rt, shared: dict, start: str) -> dict:
@@ -24,41 +45,16 @@ def _run_flow(rt, shared: dict, start: str) -> dict:
     return run_flow(rt, shared, start)
 
 
-def _research(argv: list[str]) -> int:
-    from .utils.cli import research
-
-    return research.main(argv, run_flow=_run_flow)
-
-
-def _batch(argv: list[str]) -> int:
-    return _research(["--batch", *argv])
-
-
-def _sessions(argv: list[str]) -> int:
-    from .utils.cli import sessions
-
-    return sessions.main(argv)
-
-
-def _kb(argv: list[str]) -> int:
-    from .utils.cli import kb
-
-    return kb.main(argv)
-
-
-def _fetch(argv: list[str]) -> int:
-    from .utils.cli import fetch
-
-    return fetch.main(argv)
-
-
-COMMANDS = {"kb": _kb, "fetch": _fetch, "sessions": _sessions, "batch": _batch}
-# Exit statuses: the table is utils/cli/output.py (and the README); 130/143 and 141 are set there too.
-
-
 def main(argv: list[str] | None = None) -> int:
+    from .utils.cli.args import split_command
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = COMMANDS.get(argv[0]) if argv else None
+    word, rest = split_command(argv, COMMANDS)
+    command = COMMANDS[word] if word else COMMANDS["ask"]
+    module = importlib.import_module(f".utils.cli.{command.module}", __package__)
+    extra = {"run_flow": _run_flow, "commands": COMMANDS} if command.flow else {}
+    if command.flow:
+        extra["version"] = getattr(sys.modules.get(__package__), "__version__", "unknown")
     from .utils.cli.output import on_sigterm
 
     try:
@@ -66,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread (main() called from a test's thread): leave the default
         pass
     try:
-        return command(argv[1:]) if command else _research(argv)
+        return module.main([*command.preset, *rest], **extra)
     except KeyboardInterrupt as exc:
         from .utils.cli.output import interrupted_status
 

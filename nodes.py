@@ -14,9 +14,10 @@ from pocketflow import Node
 
 from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
+from .utils.errors import TimeLimitExceeded
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
-from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls
+from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 from .utils.text import valid_text
 
@@ -89,10 +90,14 @@ class Decision(SleuthNode):
             "excluded_sources": shared.get("excluded_sources", []),
             "deadline": rt.deadline,
         }
-        return {"ctx": ctx, "forced": forced}
+        return {"ctx": ctx, "forced": forced, "first": [] if forced else urls_to_read_first(shared, actions)}
 
     def exec(self, prep):
         ctx, forced = prep["ctx"], prep["forced"]
+        if prep["first"]:  # the question names a page: read it before anything else
+            why = "The question names this page: read it first."
+            first = {"action": "crawl_url", "query_or_url": " ".join(prep["first"]), "reasoning": why}
+            return {**first, "stop": None, "result": None, "remapped_from": None}
         if forced:
             return {
                 "action": "send_to_hitl",
@@ -177,7 +182,7 @@ class ToolNode(SleuthNode):
         """PocketFlow's hook once exec has failed: a failed tool is recorded and the loop goes on."""
         return {
             "ok": False,
-            "error": f"{type(exc).__name__}: {exc}"[:300],
+            "error": (str(exc) if isinstance(exc, TimeLimitExceeded) else f"{type(exc).__name__}: {exc}")[:300],
             "items": [],
             "tool_used": None,
             "elapsed_ms": int((time.monotonic() - pending["started"]) * 1000),

@@ -132,10 +132,10 @@ def test_exporting_a_session_to_a_folder_is_a_clear_error(cli, tmp_path):
 
 def test_a_question_and_feedback_with_bytes_that_are_not_utf8_are_researched_and_saved(cli, tmp_path):
     data = tmp_path / "data"
-    first = cli("--tools", "kb", "--json", b"Who wrote \xff Dune?", data_dir=data)
+    first = cli("--tools", "duckduckgo", "--json", b"Who wrote \xff Dune?", data_dir=data)
     assert first.returncode == 0 and "Traceback" not in first.stderr
     sid = json.loads(first.stdout)["session_id"]
-    again = cli("--tools", "kb", "--json", "--resume", sid, "--feedback", b"look again \xfe", data_dir=data)
+    again = cli("--tools", "duckduckgo", "--json", "--resume", sid, "--feedback", b"look again \xfe", data_dir=data)
     assert again.returncode == 0 and "Traceback" not in again.stderr
     saved = json.loads((data / "sessions" / f"{sid}.json").read_text(encoding="utf-8"))
     assert saved["original_query"] == "Who wrote \ufffd Dune?"  # the undecodable byte, marked

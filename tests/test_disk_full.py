@@ -58,13 +58,13 @@ def one_line(stderr: str, folder: Path) -> str:
 
 def test_research_on_a_full_disk_prints_the_answer_one_line_and_exits_2(cli, full_disk):
     data = full_disk / "data"
-    first = cli("--json", "--tools", "kb", "What is an okapi?", data_dir=data)
+    first = cli("--json", "--tools", "duckduckgo", "What is an okapi?", data_dir=data)
     assert first.returncode == 0, first.stderr
     earlier = json.loads(first.stdout)["session_id"]
     saved = (data / "sessions" / f"{earlier}.json").read_bytes()
     fill(full_disk)
 
-    proc = cli("--json", "--tools", "kb", "What is a giraffe?", data_dir=data)
+    proc = cli("--json", "--tools", "duckduckgo", "What is a giraffe?", data_dir=data)
     assert proc.returncode == EXIT_USAGE, proc.stderr
     assert json.loads(proc.stdout)["answer"]  # the answer computed is still printed
     assert "the session" in one_line(proc.stderr, data)
@@ -76,7 +76,9 @@ def test_a_batch_on_a_full_disk_prints_every_answer_then_one_line(cli, full_disk
     data = full_disk / "data"
     data.mkdir()
     fill(full_disk)
-    proc = cli("batch", "--jobs", "2", "--tools", "kb", input="What is an okapi?\nWho wrote Dune?\n", data_dir=data)
+    proc = cli(
+        "batch", "--jobs", "2", "--tools", "duckduckgo", input="What is an okapi?\nWho wrote Dune?\n", data_dir=data
+    )
     assert proc.returncode == EXIT_USAGE, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["query"] for r in records] == ["What is an okapi?", "Who wrote Dune?"]
@@ -87,14 +89,16 @@ def test_a_batch_on_a_full_disk_prints_every_answer_then_one_line(cli, full_disk
 def test_a_report_file_on_a_full_disk_is_one_line_and_status_2(cli, full_disk, tmp_path):
     fill(full_disk)
     report = full_disk / "report.md"
-    proc = cli("--json", "--tools", "kb", "-o", str(report), "What is an okapi?", data_dir=tmp_path / "data")
+    proc = cli("--json", "--tools", "duckduckgo", "-o", str(report), "What is an okapi?", data_dir=tmp_path / "data")
     assert proc.returncode == EXIT_USAGE, proc.stderr
     assert json.loads(proc.stdout)["answer"] and "Traceback" not in proc.stderr
     said = [line for line in proc.stderr.splitlines() if str(report) in line]
     assert len(said) == 1 and "No space left on device" in said[0]
     assert not report.exists()
 
-    batch = cli("batch", "--tools", "kb", "-o", str(report), input="What is an okapi?\n", data_dir=tmp_path / "data")
+    batch = cli(
+        "batch", "--tools", "duckduckgo", "-o", str(report), input="What is an okapi?\n", data_dir=tmp_path / "data"
+    )
     assert batch.returncode == EXIT_USAGE, batch.stderr  # a batch's report file too
     assert json.loads(batch.stdout)["answer"] and "Traceback" not in batch.stderr
     assert len([line for line in batch.stderr.splitlines() if str(report) in line]) == 1

@@ -116,7 +116,9 @@ def test_second_run_is_served_from_the_cache_unless_no_cache(site, data_dir, cap
 def test_usage_errors_exit_2(capsys):
     assert fetch_cli.main([]) == 2
     assert fetch_cli.main(["http://x.example/", "--cache-ttl", "soon"]) == 2
-    assert "usage" in capsys.readouterr().err
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "URL" in lines[0] and "--cache-ttl" in lines[1]  # one line each, naming the problem
+    assert all("fetch --help" in line for line in lines)
 
 
 def test_runs_as_a_module(site, data_dir):
@@ -140,3 +142,18 @@ def test_runs_as_a_module(site, data_dir):
     assert proc.returncode == 1
     rows = lines(proc.stdout)
     assert rows[0]["title"] == "Research guide" and rows[1]["error_kind"] == "invalid_url"
+
+
+def test_a_page_served_from_the_cache_says_so_with_its_age(site, data_dir, capsys):
+    args = [site.url("/guide"), "--allow-private-hosts", "--data-dir", str(data_dir)]
+    assert fetch_cli.main(args) == 0
+    assert "from the cache" not in capsys.readouterr().err  # fetched: nothing to say
+    assert fetch_cli.main(args) == 0
+    out, err = capsys.readouterr()
+    assert "Cite your sources." in out
+    import re
+
+    said = re.escape(site.url("/guide")) + r": from the cache, fetched \d+ (s|min) ago \(--no-cache to fetch again\)"
+    assert re.search(said, err), err
+    assert fetch_cli.main(args + ["--no-cache"]) == 0
+    assert "from the cache" not in capsys.readouterr().err

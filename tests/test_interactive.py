@@ -64,3 +64,78 @@ def test_narrow_terminal_still_completes(tmp_path, web):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def spawn_kb(args, tmp_path):
+    """Sleuth in a terminal, answering from a knowledge base of one note (no web)."""
+    import subprocess
+
+    env = cli_env(tmp_path, TERM="xterm-256color", SLEUTH_TOOLS="kb")
+    if not (tmp_path / "data" / "kb").exists():
+        note = tmp_path / "starter.md"
+        note.write_text("# Sourdough\n\nA sourdough starter is fed flour and water every day to stay active.\n")
+        subprocess.run([sys.executable, str(ROOT / "main.py"), "kb", "ingest", str(note)], env=env, check=True)
+    return pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "main.py"), *args],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(40, 120),
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+def test_the_session_id_is_shown_and_the_way_back_is_said_on_leaving(tmp_path):
+    child = spawn_kb(["How often is a sourdough starter fed?"], tmp_path)
+    child.expect(r"session (\d{8}-\d{6}-[0-9a-f]+)")
+    sid = child.match.group(1)
+    child.expect("Feedback")
+    child.sendline("/help")
+    child.expect("/sources")  # /help lists the commands
+    child.expect("/save FILE.md")
+    child.expect("ignore \\[3\\]")
+    child.expect("Feedback")
+    child.sendline("")
+    child.expect(f"reopen it with: .*main.py --resume {sid}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert_no_network(tmp_path)
+
+
+def test_resuming_a_finished_session_shows_its_report_before_the_prompt(tmp_path):
+    first = spawn_kb(["How often is a sourdough starter fed?"], tmp_path)
+    first.expect(r"session (\d{8}-\d{6}-[0-9a-f]+)")
+    sid = first.match.group(1)
+    first.expect("Feedback")
+    first.sendline("/quit")
+    first.expect(pexpect.EOF)
+    first.close()
+    child = spawn_kb(["--resume", sid], tmp_path)
+    child.expect("How often is a sourdough starter fed")  # the report's title...
+    child.expect("Key sources")  # ...and the report itself
+    child.expect("Feedback")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_the_live_panel_names_the_search_backend_being_asked(tmp_path):
+    env = cli_env(tmp_path, TERM="xterm-256color", SLEUTH_TOOLS="duckduckgo", SEARXNG_URL="http://127.0.0.1:1")
+    child = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "main.py"), "Who wrote Dune?"],
+        env=env,
+        cwd=str(tmp_path),
+        dimensions=(40, 120),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect("asking SearXNG")
+    child.expect("Feedback")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -31,6 +31,9 @@ def test_an_old_session_is_listed_and_shown_as_it_was_saved(cli, tmp_path):
 
 def test_an_old_session_takes_feedback_and_researches_again(cli, tmp_path):
     data = _data_dir(tmp_path)
+    note = tmp_path / "stopping.md"
+    note.write_text("# Stopping\n\nResearch stops when the confidence threshold of 0.7 is reached.\n")
+    assert cli("kb", "ingest", str(note), data_dir=data).returncode == 0  # --tools kb needs something to search
     proc = cli(
         "--resume", SID, "--feedback", "what is the confidence threshold?", "--tools", "kb", "--json", data_dir=data
     )

@@ -155,11 +155,19 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-timeout", type=float, metavar="S", help="seconds per LLM request")
 
 
-def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """Flags shared by every sub-command that touches state or the network."""
+def add_data_args(parser: argparse.ArgumentParser) -> None:
+    """The data folder: every command that reads or writes sessions, the cache or the knowledge base."""
     parser.add_argument("--data-dir", help="folder for sessions, cache and KB (env SLEUTH_DATA_DIR)")
+
+
+def add_kb_args(parser: argparse.ArgumentParser) -> None:
+    """Where the knowledge base lives and how it embeds: research and `kb`."""
     parser.add_argument("--chroma-url", help="use a Chroma server, e.g. http://127.0.0.1:8000 (env SLEUTH_CHROMA_URL)")
     parser.add_argument("--embedding", choices=EMBEDDINGS, help="KB embedding (default hash)")
+
+
+def add_web_args(parser: argparse.ArgumentParser, search: bool = True) -> None:
+    """The cache and the network policy: research and `fetch` (which does not search)."""
     parser.add_argument("--cache-ttl", type=float, help="cache lifetime in seconds (default 86400)")
     parser.add_argument("--no-cache", action="store_true", default=None, help="do not read or write the cache")
     parser.add_argument(
@@ -168,9 +176,40 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="allow fetching loopback/private addresses (tests, intranets)",
     )
-    parser.add_argument("--searxng-url", help="your SearXNG server, searched before DuckDuckGo (env SEARXNG_URL)")
+    if search:
+        parser.add_argument("--searxng-url", help="your SearXNG server, searched before DuckDuckGo (env SEARXNG_URL)")
     parser.add_argument("--ignore-robots", action="store_true", default=None, help="do not honour robots.txt")
     parser.add_argument("--crawl-interval", type=float, help="minimum seconds between requests to one host (default 1)")
+
+
+def add_research_args(parser: argparse.ArgumentParser) -> None:
+    """The budgets and tools of a research round (research, batch)."""
+    parser.add_argument("--confidence", type=float, help="stop when confidence reaches this (default 0.7)")
+    parser.add_argument("--max-iterations", type=int, help="research step budget per round (default 8)")
+    parser.add_argument(
+        "--time-limit", type=float, metavar="SECONDS", help="wall-clock budget per round (default 300; 0: none)"
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, metavar="N", help="LLM token budget per research round (default: none)"
+    )
+    parser.add_argument("--tools", help="comma-separated tools to offer: duckduckgo,google,crawl,kb (default all)")
+    parser.add_argument(
+        "--no-remember", action="store_true", default=None, help="do not add crawled pages to the knowledge base"
+    )
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    """The data folder, the knowledge base and the network policy together (tests, scripts)."""
+    add_data_args(parser)
+    add_kb_args(parser)
+    add_web_args(parser)
+
+
+def add_global_args(parser: argparse.ArgumentParser) -> None:
+    """Every global option: accepted before or after any command word; each command uses its own share."""
+    add_engine_args(parser)
+    add_research_args(parser)
+    add_common_args(parser)
 
 
 def ensure_data_dir(path: Path) -> Path:

@@ -40,7 +40,7 @@ def call_within(seconds: float | None, fn: Callable[..., Any], *args, **kwargs) 
     if seconds is None:
         return fn(*args, **kwargs)
     if seconds <= 0:
-        raise TimeLimitExceeded("the time limit was already spent; the call was not started")
+        raise TimeLimitExceeded("not started: the time limit for this round (--time-limit) was already spent")
     try:
         worker = _idle.pop()
     except IndexError:
@@ -49,7 +49,7 @@ def call_within(seconds: float | None, fn: Callable[..., Any], *args, **kwargs) 
     done = threading.Event()
     worker.jobs.put((lambda: fn(*args, **kwargs), box, done))
     if not done.wait(seconds):
-        raise TimeLimitExceeded(f"abandoned after {seconds:.1f} s: the time limit was reached")
+        raise TimeLimitExceeded("stopped: the time limit for this round (--time-limit) ran out")
     if "error" in box:
         raise box["error"]
     return box["value"]

@@ -43,6 +43,11 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     questions = parse_questions(stdin)
+    if not questions:  # an empty pipe: nothing to answer is a usage error, not a silent success
+        from .args import invoked_as
+
+        err(f'no question given and none on stdin; ask one: {invoked_as()} "QUESTION", or pipe one per line')
+        return EXIT_USAGE
     base_ui = make_ui(plain=True, quiet=getattr(args, "quiet", False), show_report=False)
     rt = make_runtime(settings, base_ui, feedback=None)
     lock = threading.Lock()

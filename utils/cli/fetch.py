@@ -1,4 +1,4 @@
-"""``python main.py fetch URL... [--json]``: fetch pages with Sleuth's crawler and print their text.
+"""``sleuth fetch URL... [--json]``: fetch pages with Sleuth's crawler and print their text.
 
 Without ``--json``: for each URL a header line (title and final URL) followed by the extracted
 main text; failures go to stderr. With ``--json``: one JSON object per URL per line on stdout,
@@ -12,22 +12,40 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..config import add_common_args, load_settings
+from ..config import add_data_args, add_web_args, load_settings
 from .output import out, out_json
 
 PROG = "sleuth fetch"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
+    from .args import Parser, invoked_as
+
+    p = Parser(
+        prog=f"{invoked_as()} fetch",
         description="Fetch web pages politely and safely (robots.txt, SSRF guard, size and time limits) "
         "and print their main text.",
     )
     p.add_argument("urls", nargs="+", metavar="URL", help="http(s) URL(s) to fetch")
     p.add_argument("--json", action="store_true", help="print one JSON object per URL per line")
-    add_common_args(p)
+    add_data_args(p)
+    add_web_args(p, search=False)
     return p
+
+
+def _age(cache, url: str) -> str:
+    from urllib.parse import urldefrag
+
+    from ..urls import normalize_url
+    from ..web.fetcher import CACHE_NAMESPACE
+
+    seconds = cache.age(CACHE_NAMESPACE, normalize_url(urldefrag(url)[0]))
+    if seconds is None:
+        return ""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f", fetched {seconds / size:.0f} {unit} ago"
+    return f", fetched {seconds:.0f} s ago"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     fetcher = Fetcher.from_settings(settings, cache=cache)
     try:
         results = fetcher.fetch_many(args.urls)
+        ages = {res.url: _age(cache, res.url) for res in results if res.from_cache}
     except KeyboardInterrupt as exc:  # Ctrl-C (130) or SIGTERM (143)
         from .output import interrupted_status
 
@@ -61,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = 0
     for res in results:
+        if res.from_cache:  # said, so that a stale page is not taken for today's
+            out(f"{PROG}: {res.url}: from the cache{ages[res.url]} (--no-cache to fetch again)", stream=sys.stderr)
         if res.error:
             failed += 1
             out(f"{PROG}: {res.url}: {res.error}", stream=sys.stderr)

@@ -15,25 +15,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from ..config import add_common_args, load_settings
+from ..config import add_data_args, add_kb_args, load_settings
+from .args import invoked_as
 from .output import EXIT_USAGE, err, out, out_json
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .args import Parser, positive_int
+
     common = argparse.ArgumentParser(add_help=False)
-    add_common_args(common)
-    p = argparse.ArgumentParser(prog="sleuth kb", description="Manage Sleuth's knowledge base.")
+    add_data_args(common)
+    add_kb_args(common)
+    p = Parser(prog=f"{invoked_as()} kb", description="Manage Sleuth's knowledge base.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
-    ing.add_argument("paths", nargs="+", metavar="PATH")
+    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
     ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
     st = sub.add_parser("stats", parents=[common], help="what the knowledge base holds")
     st.add_argument("--json", action="store_true", help="print JSON")
     se = sub.add_parser("search", parents=[common], help="search; QUERY '-' reads one query per line from stdin")
     se.add_argument("query", metavar="QUERY")
-    se.add_argument("-k", type=int, default=5, help="hits per query (default 5)")
+    se.add_argument("-k", type=positive_int, default=5, help="hits per query (default 5)")
     se.add_argument("--json", action="store_true", help="one JSON line per query")
     se.add_argument("--mode", choices=["bm25", "vector", "fused"], help="ranking (default bm25)")
     rs = sub.add_parser("reset", parents=[common], help="delete everything in the knowledge base")
@@ -79,8 +84,15 @@ def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
         passed.setdefault(reason, []).append(path)
     for reason, where in passed.items():
         _err(f"passed over {len(where)} path(s): {reason}, e.g. {where[0]}")
-    if report.skipped:
-        _err(f"skipped {len(report.skipped)} file(s) of unsupported types, e.g. {report.skipped[0]}")
+    from ..kb.readers import FILE_TYPES
+    from ..kb.walk import walk
+    from .ingest_notes import empty_folders, skipped_lines
+
+    for line in skipped_lines(report.skipped, list(FILE_TYPES)):
+        _err(line)
+    if any(Path(p).expanduser().is_dir() for p in paths):
+        for folder in empty_folders(paths, walk(paths, follow_links=follow_links).files):
+            _err(f"warning: {folder} holds no file to ingest ({' '.join(sorted(FILE_TYPES))})")
     out(
         f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
         f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB"
@@ -104,9 +116,13 @@ def _stats(kb, as_json: bool) -> int:
     return 0
 
 
-def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
+def _print_hits(query: str, hits, as_json: bool, many: bool, bm25: dict | None = None) -> None:
+    """The hits, each with its score: in bm25 mode the raw BM25 score that ranked it (the score the
+    research uses is capped at 1 and often is 1 for every hit of a short query)."""
+    bm25 = bm25 or {}
     if as_json:
-        out_json({"query": query, "hits": [h.to_dict() for h in hits]})
+        rows = [{**h.to_dict(), **({"bm25": round(bm25[h.id], 4)} if h.id in bm25 else {})} for h in hits]
+        out_json({"query": query, "hits": rows})
         return
     if many:
         out(f"# {query}")
@@ -114,7 +130,8 @@ def _print_hits(query: str, hits, as_json: bool, many: bool) -> None:
         out("no hits")
     for h in hits:
         text = " ".join(h.text.split())
-        out(f"{h.rank}. [{h.score:.3f}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
+        score = f"bm25 {bm25[h.id]:.2f}" if h.id in bm25 else f"{h.score:.3f}"
+        out(f"{h.rank}. [{score}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
         out(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
     if many:
         out()
@@ -124,13 +141,18 @@ def _search(kb, query: str, k: int, as_json: bool, mode: str | None) -> int:
     if k < 1:
         _err("error: -k must be at least 1")
         return 2
+    lexical = (mode or kb.search_mode) == "bm25"
+
+    def show(q: str, many: bool) -> None:
+        hits = kb.search(q, k=k, mode=mode)
+        _print_hits(q, hits, as_json, many, kb.bm25_scores(q, hits) if lexical and hits else None)
+
     if query == "-":
         for line in sys.stdin:
-            q = line.strip()
-            if q:
-                _print_hits(q, kb.search(q, k=k, mode=mode), as_json, many=True)
+            if line.strip():
+                show(line.strip(), many=True)
         return 0
-    _print_hits(query, kb.search(query, k=k, mode=mode), as_json, many=False)
+    show(query, many=False)
     return 0
 
 
@@ -141,7 +163,7 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     if args.cmd == "reset" and not args.yes:
-        _err("refusing to delete the knowledge base without --yes (kb reset --yes)")
+        _err(f"refusing to delete the knowledge base without --yes ({invoked_as()} kb reset --yes)")
         return EXIT_USAGE
     try:
         settings = load_settings(args)
@@ -150,6 +172,10 @@ def main(argv: list[str]) -> int:
         return 2
     from ..kb.store import KBError, KnowledgeBase
 
+    if args.cmd == "ingest" and not any(Path(p).expanduser().exists() for p in args.paths):
+        missing = ", ".join(args.paths)
+        _err(f"error: no such file or folder: {missing}; give files or folders to ingest")
+        return EXIT_USAGE
     kb = KnowledgeBase.for_settings(settings)
     try:
         if args.cmd == "ingest":

@@ -59,6 +59,23 @@ def without_damaged_kb(settings, ui):
     return replace(settings, tools=tuple(t for t in settings.tools if t != "kb"))
 
 
+def tools_problem(settings) -> str | None:
+    """Why none of the tools asked for (--tools) can run, in one line saying what to do; None when
+    one can. Checked before research starts, so that a run never ends on `no_tools` unexplained."""
+    from ..research.actions import offered_actions
+    from ..runtime import Tools
+    from .args import invoked_as
+
+    if offered_actions(settings, Tools(settings).kb_available) != ["send_to_hitl"]:
+        return None
+    why = []
+    if "kb" in settings.tools:
+        why.append(f"the knowledge base in {settings.data_dir} is empty: add files with {invoked_as()} kb ingest PATH")
+    if "google" in settings.tools:
+        why.append("Google searches need GEMINI_API_KEY (or GOOGLE_API_KEY and GOOGLE_CSE_ID)")
+    return "no tool can run: " + "; ".join(why) + "; or offer other tools with --tools duckduckgo,crawl"
+
+
 def result_json(shared: dict) -> dict:
     from ..research.report import cited
 

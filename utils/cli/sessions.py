@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err, out, out_json
 
 
 def main(argv: list[str]) -> int:
-    from ..config import add_common_args
+    from ..config import add_data_args
+    from .args import Parser, invoked_as
 
-    p = argparse.ArgumentParser(prog="sleuth sessions", description="List, show and export saved sessions.")
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p = Parser(prog=f"{invoked_as()} sessions", description="List, show and export saved sessions.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     lp = sub.add_parser("list", help="id, time, question, stop reason, confidence")
     lp.add_argument("--json", action="store_true")
     sp = sub.add_parser("show", help="the report again (--json for everything)")
     sp.add_argument("id")
     sp.add_argument("--json", action="store_true")
-    ep = sub.add_parser("export", help="write the report to a Markdown file")
+    ep = sub.add_parser("export", help="the report as Markdown: to stdout, or to a file with -o")
     ep.add_argument("id")
-    ep.add_argument("-o", "--output", required=True)
+    ep.add_argument("-o", "--output", help="write the report to this file instead of stdout")
     for q in (lp, sp, ep):
-        add_common_args(q)
+        add_data_args(q)
     args = p.parse_args(argv)
     from ..errors import SessionNotFound
     from ..sessions import SessionStore
@@ -55,8 +55,11 @@ def main(argv: list[str]) -> int:
                 out(shared.get("final_answer") or "(this session has no report yet)\n", end="")
             return EXIT_OK
         if not shared.get("final_answer"):
-            err("this session has no report yet; resume it first")
+            err(f"this session has no report yet; resume it first: {invoked_as()} --resume {args.id}")
             return EXIT_FAILED
+        if not args.output:
+            out(shared["final_answer"], end="")
+            return EXIT_OK
         problem = output_problem(args.output) or write_output(args.output, shared)
         if problem:
             err(problem)

@@ -4,10 +4,29 @@ web passes through `safe_text` first: no terminal escape sequences from a page r
 from __future__ import annotations
 
 import sys
+import threading
 from typing import TextIO
 
+from ..research.report import failure_text, unreachable
 from .output import WRITE_LOCK as _WRITE_LOCK
 from .output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
+
+FEEDBACK_HELP = """Type feedback in your own words to research again with it, e.g.
+  look into the 1889 World's Fair      a new direction
+  ignore [3]  /  the second source is outdated      drop a source from the next report
+Commands:
+  /sources          list the sources with their numbers
+  /save FILE.md     write the report to a file
+  /help             this list
+  Enter, done, /quit   finish (the session stays saved; --resume ID reopens it)"""
+
+
+_WEB_UNREACHABLE_SAID = threading.Event()  # once a process: a batch's questions share one network
+
+
+def took(ms: int) -> str:
+    """A step's time as a person reads it: 312 ms, 2.9 s."""
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 class PlainUI:
@@ -27,6 +46,7 @@ class PlainUI:
         self.prefix = prefix
         self.show_report = show_report
         self._lock = _WRITE_LOCK
+        self.asking = None  # action -> what is being asked ("SearXNG"), set by the command (asked_by)
 
     def _line(self, text: str) -> None:
         if self.quiet:
@@ -41,19 +61,33 @@ class PlainUI:
     def started(self, shared: dict) -> None:
         self._line(f"researching: {short(shared['original_query'], 100)}  (session {shared['session_id']})")
 
+    def _asked(self, action: str) -> str:
+        try:
+            return self.asking(action) if self.asking else ""
+        except Exception:  # noqa: BLE001 - naming the backend must never stop a step
+            return ""
+
     def step(self, step: int, budget: int, action: str, query: str) -> None:
-        self._line(f"[{step}/{budget}] {action}: {short(query)}")
+        via = self._asked(action)
+        self._line(f"[{step}/{budget}] {action}{f' ({via})' if via else ''}: {short(query)}")
+
+    def offline_hint(self, entry: dict) -> None:
+        """Said once a run: the web could not be reached, and what works without it."""
+        if unreachable(entry) and entry.get("action") != "search_kb" and not _WEB_UNREACHABLE_SAID.is_set():
+            _WEB_UNREACHABLE_SAID.set()
+            self.warn("the web could not be reached (no network?); to answer from your knowledge base use --tools kb")
 
     def step_done(self, entry: dict) -> None:
+        self.offline_hint(entry)
         if entry.get("ok"):
             msg = f"      \u2713 {entry.get('results', 0)} result(s) via {entry.get('tool_used')}"
         else:
-            msg = f"      \u2717 {short(entry.get('error') or 'failed', 100)}"
+            msg = f"      \u2717 {short(failure_text(entry), 100)}"
         if entry.get("fallback_used"):
             msg += " (fallback)"
         if entry.get("remapped_from"):
             msg += f" (remapped from {entry['remapped_from']})"
-        self._line(f"{msg} in {entry.get('elapsed_ms', 0)} ms")
+        self._line(f"{msg} {'in' if entry.get('ok') else 'after'} {took(entry.get('elapsed_ms', 0))}")
 
     def analyzed(self, confidence: float, n_sources: int, n_facts: int, fallback: bool = False) -> None:
         bar = "#" * int(round(confidence * 10))
@@ -86,14 +120,17 @@ class PlainUI:
             return ""
 
     def ask_feedback(self, prep: dict) -> str | None:
-        """Feedback prompt. Empty line or `done` ends; /sources, /save FILE.md, /quit are commands."""
+        """Feedback prompt. Empty line or `done` ends; /help, /sources, /save FILE.md, /quit are commands."""
         while True:
             try:
-                line = input("\nFeedback (Enter to finish, /sources, /save FILE.md, /quit): ").strip()
+                line = input("\nFeedback (Enter to finish, /help, /sources, /save FILE.md, /quit): ").strip()
             except EOFError:
                 return None
             if line in ("", "done", "/done", "/quit", "quit", "exit"):
                 return None
+            if line in ("/help", "/?", "help"):
+                print(FEEDBACK_HELP, file=self.out)
+                continue
             if line == "/sources":
                 for src in prep.get("sources", []):
                     print(
@@ -203,18 +240,22 @@ class RichUI(PlainUI):
         self.econsole.print(Text(f"sleuth: {safe_text(text)}", style="yellow"))
 
     def started(self, shared: dict) -> None:
-        self._log(f"researching: {short(shared['original_query'], 200)}", style="bold")
+        self._log(
+            f"researching: {short(shared['original_query'], 200)}  (session {shared['session_id']})", style="bold"
+        )
         self._start()
 
     def step(self, step: int, budget: int, action: str, query: str) -> None:
         self._start()
-        self.st.update(step=step, budget=budget, action=action, query=query, tool="")
+        via = self._asked(action)
+        self.st.update(step=step, budget=budget, action=f"asking {via}" if via else action, query=query, tool="")
         if self.live:
             self.live.refresh()
 
     def step_done(self, entry: dict) -> None:
         from rich.text import Text
 
+        self.offline_hint(entry)
         ok = entry.get("ok")
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append("\u2713 " if ok else "\u2717 ", style="green" if ok else "red")
@@ -223,7 +264,7 @@ class RichUI(PlainUI):
         if ok:
             t.append(f"  {entry.get('results', 0)} via {entry.get('tool_used')}", style="dim")
         else:
-            t.append(f"  {short(entry.get('error') or 'failed', 200)}", style="red")
+            t.append(f"  {short(failure_text(entry), 200)}", style="red")
         notes = []
         if entry.get("fallback_used"):
             notes.append("fallback")
@@ -275,6 +316,24 @@ class RichUI(PlainUI):
     def ask_feedback(self, prep: dict) -> str | None:
         self.finish()
         return super().ask_feedback(prep)
+
+
+def asked_by(tools):
+    """What a step asks, named for the user: the search backend tried first for a web search
+    (SearXNG when it is set, not the action's name), the knowledge base, or the crawler."""
+
+    def name(action: str) -> str:
+        if action == "search_kb":
+            return "knowledge base"
+        if action == "crawl_url":
+            return "crawler"
+        if action.startswith("search_"):
+            client = tools.search()
+            chain = client.preferred(action.removeprefix("search_"))
+            return client.backends[chain[0]].label if chain else ""
+        return ""
+
+    return name
 
 
 def wants_plain(plain: bool = False) -> bool:

@@ -39,6 +39,21 @@ def fts5_top(db: sqlite3.Connection, terms: list[str], n: int) -> list[tuple[int
     ).fetchall()
 
 
+def fts5_scores(db: sqlite3.Connection, terms: list[str], ids: list[str]) -> dict[str, float]:
+    """{chunk id: raw BM25} for the given chunks, by SQLite's own bm25() (what `kb search` shows)."""
+    if not terms or not ids:
+        return {}
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    marks = ",".join("?" * len(ids))
+    return dict(
+        db.execute(
+            f"SELECT c.id, -bm25(chunks_fts, {TITLE_WEIGHT}, 1.0) FROM chunks_fts JOIN chunks c ON c.rid = "
+            f"chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.id IN ({marks})",
+            (match, *ids),
+        ).fetchall()
+    )
+
+
 def fts5_ideal(db: sqlite3.Connection, terms: list[str], n_docs: int) -> float:
     """The BM25 of an ideal chunk for `terms` (the sum of their IDF), document frequencies from FTS5."""
     marks = ",".join("?" * len(terms))

@@ -570,6 +570,14 @@ class KnowledgeBase:
                 break
         return hits
 
+    def bm25_scores(self, query: str, hits: list[Hit]) -> dict[str, float]:
+        """{hit id: raw BM25 score} for hits of `query` (what ranks them in bm25 mode, unnormalised)."""
+        from .bm25 import fts5_scores
+
+        terms = list(dict.fromkeys(analyze(query)))[:64]
+        with self._lock:
+            return fts5_scores(self._conn(), terms, [h.id for h in hits])
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:

@@ -17,6 +17,20 @@ def split_urls(text: str) -> list[str]:
     return [u.rstrip(".,;)]") for u in _URL.findall(text or "")]
 
 
+def urls_to_read_first(shared: Shared, actions: list[str]) -> list[str]:
+    """The pages the question itself names that no step has tried yet: read before anything else,
+    whichever engine decides, when crawling is offered (a question quoting a URL asks about that page)."""
+    if "crawl_url" not in actions:
+        return []
+    from ..urls import normalize_url
+
+    tried = set(shared.get("visited_urls", []))
+    for h in shared.get("research_history", []):
+        if h.get("action") == "crawl_url":
+            tried |= {normalize_url(u) for u in split_urls(h.get("query_or_url", ""))}
+    return [u for u in dict.fromkeys(split_urls(shared.get("original_query", ""))) if normalize_url(u) not in tried]
+
+
 def pre_decision_stop(
     shared: Shared,
     threshold: float,

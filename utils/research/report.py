@@ -38,6 +38,22 @@ def cited(answer: str) -> list[int]:
     return out
 
 
+def unreachable(entry: dict) -> list[str]:
+    """The backends a failed step could not reach over the network (empty when it failed otherwise)."""
+    errors = entry.get("errors") or []
+    if entry.get("ok") or not errors or any(e.get("kind") != "network" for e in errors):
+        return []
+    return list(dict.fromkeys(str(e.get("backend") or e.get("url") or "?") for e in errors))
+
+
+def failure_text(entry: dict) -> str:
+    """Why a step failed, in one readable line (a network failure names what could not be reached)."""
+    names = unreachable(entry)
+    if names:
+        return f"could not reach {', '.join(names)} (network error)"
+    return entry.get("error") or "failed"
+
+
 def journey_lines(shared: dict) -> list[str]:
     lines = []
     fb_after = {f["after_iteration"]: f["text"] for f in shared.get("feedback_history", [])}
@@ -48,7 +64,7 @@ def journey_lines(shared: dict) -> list[str]:
         if h.get("ok"):
             outcome = f"{h.get('results', 0)} result(s) via {tool}"
         else:
-            outcome = f"failed: {h.get('error') or 'error'}"
+            outcome = f"failed: {failure_text(h)}"
         notes = []
         if h.get("remapped_from"):
             notes.append(f"asked for {h['remapped_from']}, not available")
@@ -92,8 +108,9 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     answer = clean_citations(answer, set(sources))
     used = [n for n in cited(answer) if n in sources]
     fact_sources = []
+    rejected = set(shared.get("excluded_sources") or [])  # the human rejected them: listed only if still cited
     for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.get("score", 0)):
-        if f["source"] not in used and f["source"] not in fact_sources:
+        if f["source"] not in used and f["source"] not in fact_sources and f["source"] not in rejected:
             fact_sources.append(f["source"])
     listed = used + fact_sources[: max(0, max_sources - len(used))]
     reason = shared.get("stop_reason") or ""
@@ -114,11 +131,13 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     parts += ["", "## Key sources", ""]
     if not listed:
         parts.append("(none)")
-    for n in listed:
+    for n in sorted(listed):  # in numeric order; the numbers stay the session's, as feedback names them
         s = sources[n]
         where = s.get("url", "")
         kind = "knowledge base" if s.get("kind") == "internal" else s.get("tool", "web")
         parts.append(f"- [{n}] {s.get('title') or where} \u2014 {where} ({kind})")
         if n in used:
             parts += quote_lines(shared.get("citations") or {}, n)
+    if listed and len(listed) < max(listed):
+        parts += ["", f"_The numbers not listed are sources found but not used ({len(sources)} in all)._"]
     return "\n".join(parts).rstrip() + "\n"

@@ -225,6 +225,18 @@ class Cache:
 
         return self._run(op)
 
+    def age(self, namespace: str, key: Any) -> float | None:
+        """Seconds since the entry was stored, or None when there is none (for saying a hit's age)."""
+        if not self.enabled:
+            return None
+        k = canonical_key(key)
+
+        def op(conn: sqlite3.Connection):
+            row = conn.execute("SELECT created FROM entries WHERE namespace=? AND key=?", (namespace, k)).fetchone()
+            return None if row is None else max(0.0, self.clock() - row[0])
+
+        return self._run(op)
+
     def set(self, namespace: str, key: Any, value: Any) -> None:
         """Store a JSON-serialisable value (silently skipped if it is not serialisable)."""
         if not self.enabled:
