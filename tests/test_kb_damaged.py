@@ -52,6 +52,9 @@ def test_a_damaged_kb_file_is_named_with_the_way_to_rebuild(cli, tmp_path, notes
     said = [line for line in research.stderr.splitlines() if "damaged" in line]
     assert len(said) == 1 and file in said[0] and "without the knowledge base" in said[0]
 
+    only_kb = cli("--tools", "kb", "Where do okapis live?", data_dir=data)  # no tool left: said why, status 2
+    assert only_kb.returncode == EXIT_USAGE and file in only_kb.stderr and "damaged" in only_kb.stderr
+
     reset = cli("kb", "reset", "--yes", data_dir=data)
     assert reset.returncode == 0, reset.stderr
     assert "set aside" in reset.stdout
