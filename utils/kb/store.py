@@ -51,12 +51,12 @@ from urllib.parse import urlsplit
 from ..config import MEMORY_LIMIT
 from ..errors import EmbeddingMismatch, KBError
 from ..text import analyze, valid_text
-from . import sync
+from . import health, sync, walk
 from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
-from .readers import read_document, site_titles, walk
+from .readers import read_document, site_titles
 from .write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -122,6 +122,7 @@ class KnowledgeBase:
         self._checked_at = 0.0
         self._lex_checked = False
         self.timings: dict[str, float] = {}  # seconds spent per write phase, summed (bench/kb.py)
+        self.write_problems = None  # a utils.storage.WriteProblems: a write that found no room is told there
         self._bm25 = BM25()
 
     # ---- construction helpers ---------------------------------------------------------------
@@ -167,7 +168,7 @@ class KnowledgeBase:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self._db = sync.connect(self.lexical_file)
+            self._db = health.connect(self)  # a damaged file or a full disk: one line saying what to do
         return self._db
 
     def _meta(self, key: str) -> str | None:
@@ -193,7 +194,7 @@ class KnowledgeBase:
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
             self._check_lexical()
-            client = sync.make_client(self.chroma_url, self.path / "chroma")
+            client = health.client(self)
             col = sync.get_collection(client, self.collection_name, self.chroma_url)
             if col is not None:
                 cbuilt = (col.metadata or {}).get("sleuth_embedding")
@@ -286,6 +287,7 @@ class KnowledgeBase:
 
     # ---- writing ---------------------------------------------------------------------------
 
+    @health.guarded  # a full disk: KBNoRoom, one line naming the KB folder
     def _write(self, docs: list[Doc]) -> int:
         """Replace the chunks of each doc's source with the doc's chunks. Returns chunks written."""
         if not docs:
@@ -340,11 +342,12 @@ class KnowledgeBase:
         self,
         paths: Iterable[str | Path],
         progress: Callable[[int, int, str], None] | None = None,
+        follow_links: bool = False,
     ) -> IngestReport:
-        """Ingest files and folders (recursive). `progress(done, total, path)` is called after each file."""
-        files, errors, skipped = walk(paths)
-        sites = site_titles(files)  # the part of a folder's page titles that names the site
-        report = IngestReport(errors=errors, skipped=skipped)
+        """Ingest files and folders (which ones: utils/kb/walk.py). `progress(done, total, path)` after each file."""
+        found = walk.walk(paths, follow_links=follow_links)
+        files, sites = found.files, site_titles(found.files)  # sites: a folder's title parts naming the site
+        report = IngestReport(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over)
         pending: list[Doc] = []
         pending_words = 0
         replaced_pending = 0
@@ -471,11 +474,12 @@ class KnowledgeBase:
     def reset(self) -> None:
         """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
         with self._lock:
+            health.set_aside(self)  # damaged files are moved aside, not opened
             if self._client is None:
                 from .embeddings import embedding_classes
 
                 embedding_classes()
-                self._client = sync.make_client(self.chroma_url, self.path / "chroma")
+                self._client = health.client(self)
             try:
                 self._client.delete_collection(self.collection_name)
             except Exception as exc:  # noqa: BLE001 - nothing to delete is fine
