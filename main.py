@@ -18,6 +18,7 @@ Nothing imports this module, and only the standard library is imported here: `--
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from typing import NamedTuple
 
@@ -37,7 +38,7 @@ COMMANDS = {
     "fetch": Command("fetch", "fetch web pages and print their main text"),
     "mcp": Command("mcp_server", "serve research to MCP clients (Claude, Cursor, ...) over stdio", flow=True),
 }
-EXIT_OK, EXIT_INTERRUPTED = 0, 130  # the full table: utils/cli/output.py and the README
+# Exit statuses: the table is utils/cli/output.py (and the README); 130/143 and 141 are set there too.
 
 
 def _run_flow(rt, shared: dict, start: str) -> dict:
@@ -56,13 +57,23 @@ def main(argv: list[str] | None = None) -> int:
     extra = {"run_flow": _run_flow, "commands": COMMANDS} if command.flow else {}
     if command.flow:
         extra["version"] = getattr(sys.modules.get(__package__), "__version__", "unknown")
+    from .utils.cli.output import on_sigterm
+
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)  # SIGTERM takes the Ctrl-C path
+    except ValueError:  # not the main thread (main() called from a test's thread): leave the default
+        pass
     try:
         return module.main([*command.preset, *rest], **extra)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from .utils.cli.output import interrupted_status
+
         print("\nsleuth: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_OK
+        return interrupted_status(exc)
+    except BrokenPipeError:  # stdout's reader is gone (`| head`): stop quietly
+        from .utils.cli.output import stdout_closed
+
+        return stdout_closed()
 
 
 if __name__ == "__main__":

@@ -385,7 +385,7 @@ def test_too_many_redirects(site):
         ("http://[::ffff:127.0.0.1]/", "loopback"),
         ("http://10.1.2.3/", "private"),
         ("http://192.168.0.10/", "private"),
-        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://169.254.169.254/latest/meta-data/", "cloud metadata"),
         ("http://[fe80::1]/", "link-local"),
         ("http://224.0.0.1/", "multicast"),
         ("http://0.0.0.0/", "is an unspecified address"),

@@ -55,12 +55,25 @@ class EmbeddingUnavailable(KBError):
     """The selected embedding cannot run here (no model, no key, no network)."""
 
 
+class KBDamaged(KBError):
+    """A file of the knowledge base is not a database any more (garbage written over it, a bad disk)."""
+
+
+class KBNoRoom(KBError):
+    """The knowledge base could not be written: the disk is full, over quota or read-only."""
+
+
 class SessionNotFound(SleuthError, LookupError):
     """No saved session has that id."""
 
 
 class PdfUnreadable(SleuthError, ValueError):
     """A PDF whose text cannot be read (broken, or encrypted with a password)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill PID`, systemd, Docker, CI runners): raised in the main thread by main.py's
+    handler, so it takes the Ctrl-C path (answers printed, sessions saved resumable); exit 143."""
 
 
 class TimeLimitExceeded(SleuthError):

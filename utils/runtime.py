@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from .config import Settings
+from .storage import WriteProblems, no_room
 
 if TYPE_CHECKING:
     from .engine.protocol import Engine
@@ -39,6 +40,7 @@ class Tools:
         self._lock = threading.RLock()
         self._cache = self._search = self._fetcher = self._kb = self._wiki = None
         self._kb_nonempty = False
+        self.problems = WriteProblems()  # what could not be written (a full disk): one line at the end
 
     def cache(self):
         with self._lock:
@@ -46,7 +48,9 @@ class Tools:
                 from .web.cache import Cache
 
                 s = self.settings
-                self._cache = Cache(s.data_dir / "cache", ttl=s.cache_ttl, enabled=not s.no_cache)
+                self._cache = Cache(
+                    s.data_dir / "cache", ttl=s.cache_ttl, enabled=not s.no_cache, problems=self.problems
+                )
             return self._cache
 
     def search(self):
@@ -85,6 +89,7 @@ class Tools:
                 from .kb.store import KnowledgeBase
 
                 self._kb = KnowledgeBase.for_settings(self.settings)
+                self._kb.write_problems = self.problems  # a write that finds no room is told at the end
             return self._kb
 
     def close_kb(self) -> None:
@@ -137,5 +142,10 @@ class Runtime:
         return replace(self, **changes)
 
     def checkpoint(self, shared: dict) -> None:
+        """Save the session; one that cannot be written (a full disk) is recorded and the run goes
+        on, so that its answer is still printed (the command then ends with one line and status 2)."""
         if self.store is not None:
-            self.store.save(shared)
+            try:
+                self.store.save(shared)
+            except OSError as exc:
+                self.tools.problems.add("the session", self.store.dir, no_room(exc) or exc.strerror or str(exc))

@@ -60,17 +60,21 @@ def main(argv: list[str] | None = None) -> int:
         out(f"{PROG}: error: {exc}", stream=sys.stderr)
         return 2
 
+    from ..storage import WriteProblems
     from ..web.cache import open_cache
     from ..web.fetcher import Fetcher
 
-    cache = open_cache(settings.data_dir, ttl=settings.cache_ttl, no_cache=settings.no_cache)
+    problems = WriteProblems()  # a cache that found no room (a full disk): one line at the end, status 2
+    cache = open_cache(settings.data_dir, ttl=settings.cache_ttl, no_cache=settings.no_cache, problems=problems)
     fetcher = Fetcher.from_settings(settings, cache=cache)
     try:
         results = fetcher.fetch_many(args.urls)
         ages = {res.url: _age(cache, res.url) for res in results if res.from_cache}
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C (130) or SIGTERM (143)
+        from .output import interrupted_status
+
         out(f"{PROG}: interrupted", stream=sys.stderr)
-        return 130
+        return interrupted_status(exc)
     finally:
         cache.close()
 
@@ -92,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
                 out(f"{PROG}: {res.url}: no text found on the page", stream=sys.stderr)
             out()
     sys.stdout.flush()
+    if problems:
+        out(f"{PROG}: {problems.line()}", stream=sys.stderr)
+        return 2
     return 1 if failed else 0
 
 

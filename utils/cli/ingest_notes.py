@@ -51,6 +51,7 @@ def empty_folders(paths: list[str], files: list[Path]) -> list[str]:
     out = []
     for p in paths:
         folder = Path(p).expanduser()
-        if folder.is_dir() and not any(f.is_relative_to(folder) for f in files):
+        real = folder.resolve()  # files are listed by their real path (utils/kb/walk.py)
+        if folder.is_dir() and not any(f.is_relative_to(folder) or f.is_relative_to(real) for f in files):
             out.append(p)
     return out

@@ -1,6 +1,6 @@
 """`sleuth kb ...`: manage the knowledge base from the command line.
 
-    kb ingest PATH... [--sync]             files and folders (.txt .md .html .htm .pdf), recursive;
+    kb ingest PATH... [--sync] [--follow-links]   files and folders (.txt .md .html .htm .pdf), recursive;
                                            --sync also removes files gone from those folders
     kb list [--json]                       the documents: source, kind, chunks, when added
     kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
@@ -8,10 +8,12 @@
     kb stats [--json]
     kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
     kb search - [--json]                   one query per line from stdin (one JSON line per query)
-    kb reset --yes
+    kb reset --yes                         also sets damaged files aside (utils/kb/health.py)
 
-`main(argv)` takes the words after `kb` and returns the exit status: 0 ok, 1 a problem (some
-files could not be ingested, a KB error, reset refused), 2 bad usage.
+`main(argv)` takes the words after `kb` and returns the exit status: 0 ok, 1 some files could not
+be ingested or some documents to remove matched nothing, 2 bad usage or environment (reset, or
+removing several documents from a script, without --yes; another embedding, a damaged KB file, a
+full disk, an unreachable server).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
     ing.add_argument("--sync", action="store_true", help="also remove files that no longer exist under the folders")
     ing.add_argument("--yes", action="store_true", help="--sync: do not ask before removing more than one")
+    ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
     st = sub.add_parser("stats", parents=[common], help="what the knowledge base holds")
     st.add_argument("--json", action="store_true", help="print JSON")
     se = sub.add_parser("search", parents=[common], help="search; QUERY '-' reads one query per line from stdin")
@@ -57,7 +60,7 @@ def _err(msg: str) -> None:
     err(msg, prog="sleuth kb")
 
 
-def _ingest(kb, paths: list[str]) -> int:
+def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
     from ..kb.store import IngestReport
 
     report: IngestReport
@@ -81,18 +84,24 @@ def _ingest(kb, paths: list[str]) -> int:
                 name = path if len(path) <= 50 else "..." + path[-47:]
                 bar.update(task, completed=done, total=total, description=name)
 
-            report = kb.ingest_paths(paths, progress=progress)
+            report = kb.ingest_paths(paths, progress=progress, follow_links=follow_links)
     else:
-        report = kb.ingest_paths(paths)
+        report = kb.ingest_paths(paths, follow_links=follow_links)
     for path, reason in report.errors:
         _err(f"error: {path}: {reason}")
-    from ..kb.readers import FILE_TYPES, walk
+    passed: dict[str, list[str]] = {}
+    for path, reason in report.passed_over:  # loops, duplicates, links out, FIFOs: one line per reason
+        passed.setdefault(reason, []).append(path)
+    for reason, where in passed.items():
+        _err(f"passed over {len(where)} path(s): {reason}, e.g. {where[0]}")
+    from ..kb.readers import FILE_TYPES
+    from ..kb.walk import walk
     from .ingest_notes import empty_folders, skipped_lines
 
     for line in skipped_lines(report.skipped, list(FILE_TYPES)):
         _err(line)
     if any(Path(p).expanduser().is_dir() for p in paths):
-        for folder in empty_folders(paths, walk(paths)[0]):
+        for folder in empty_folders(paths, walk(paths, follow_links=follow_links).files):
             _err(f"warning: {folder} holds no file to ingest ({' '.join(sorted(FILE_TYPES))})")
     out(
         f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
@@ -186,7 +195,7 @@ def main(argv: list[str]) -> int:
     kb = KnowledgeBase.for_settings(settings)
     try:
         if args.cmd == "ingest":
-            status = _ingest(kb, args.paths)
+            status = _ingest(kb, args.paths, args.follow_links)
             return (kb_manage.sync(kb, args.paths, args.yes) or status) if args.sync else status
         if args.cmd == "list":
             return kb_manage.list_documents(kb, args.json)
@@ -198,17 +207,23 @@ def main(argv: list[str]) -> int:
             return _stats(kb, args.json)
         if args.cmd == "search":
             return _search(kb, args.query, args.k, args.json, args.mode)
+        from ..kb.health import set_aside
+
+        for moved in set_aside(kb):  # damaged files are kept, out of the way, for a look or a backup
+            out(f"damaged file set aside as {moved}")
         kb.reset()
         out(f"knowledge base emptied ({kb.store})")
         return 0
-    except KBError as exc:  # a mismatched embedding, an unreachable server: the environment
+    except KBError as exc:  # a mismatched embedding, an unreachable server, a damaged file, a full disk
         _err(f"error: {exc}")
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - e.g. EmbeddingUnavailable, a Chroma server that went away
         from ..kb.embeddings import EmbeddingUnavailable
+        from ..kb.health import explain
 
-        if isinstance(exc, EmbeddingUnavailable):
-            _err(f"error: {exc}")
+        problem = exc if isinstance(exc, EmbeddingUnavailable) else explain(kb, exc)
+        if problem is not None:  # a file SQLite or Chroma found damaged, a full disk
+            _err(f"error: {problem}")
             return EXIT_USAGE
         raise
     finally:

@@ -20,11 +20,41 @@ EXIT_FAILED = 1  # partial failure: some URLs/files failed, a session without a 
 EXIT_USAGE = 2  # usage or environment error: bad flag, bad path, missing key, unknown session
 EXIT_ITEMS_FAILED = 3  # batch: at least one question produced an error record
 EXIT_INTERRUPTED = 130  # Ctrl-C (the session can be resumed)
+EXIT_PIPE_CLOSED = 141  # stdout closed by its reader (`| head`): 128 + SIGPIPE, as a Unix tool killed by it
+EXIT_TERMINATED = 143  # SIGTERM: 128 + 15; the Ctrl-C path otherwise (the session can be resumed)
 
 # C0 controls except \t \n, DEL, C1 controls, and bidi overrides that can disguise text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 WRITE_LOCK = threading.Lock()  # one for every writer: batch jobs must not interleave their lines
+
+
+def on_sigterm(signum, frame) -> None:
+    """The SIGTERM handler main.py installs: a KeyboardInterrupt (Terminated) in the main thread."""
+    from ..errors import Terminated
+
+    raise Terminated
+
+
+def interrupted_status(exc: BaseException) -> int:
+    """The exit status for a KeyboardInterrupt: 143 when it came from SIGTERM, 130 for Ctrl-C."""
+    from ..errors import Terminated
+
+    return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+
+
+def stdout_closed() -> int:
+    """stdout's reader has gone (`| head -1`): point stdout at /dev/null, so that nothing more is
+    written and the interpreter's last flush cannot complain, and return the exit status (141)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (a test's StringIO)
+        pass
+    return EXIT_PIPE_CLOSED
 
 
 def safe_text(text: str) -> str:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from .args import invoked_as
-from .output import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err, out_json
+from .output import EXIT_OK, EXIT_USAGE, err, interrupted_status, out_json
 from .runner import (
     make_runtime,
     new_session,
@@ -120,11 +120,11 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
 
     try:
         run_flow(rt, shared, start)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
         ui.finish()
         print(file=sys.stderr)
         err(f"interrupted; resume with: {invoked_as()} --resume {shared['session_id']}")
-        return EXIT_INTERRUPTED
+        return interrupted_status(exc)
     finally:
         ui.finish()
     if interactive:  # the way back to this session, said as the user leaves it
@@ -136,5 +136,8 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
     if problem:
         sid = shared["session_id"]
         err(f"{problem}; the report stays in session {sid}: {invoked_as()} sessions export {sid} -o FILE")
+        return EXIT_USAGE
+    if rt.tools.problems:  # the answer is printed, but the data folder had no room for part of the run
+        err(rt.tools.problems.line())
         return EXIT_USAGE
     return EXIT_OK

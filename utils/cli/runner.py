@@ -32,6 +32,7 @@ def make_runtime(settings, ui, feedback=None, store=True):
     except EngineError as exc:
         err(str(exc))
         raise SystemExit(EXIT_USAGE) from exc
+    settings = without_damaged_kb(settings, ui)
     return Runtime(
         settings=settings,
         engine=engine,
@@ -42,6 +43,32 @@ def make_runtime(settings, ui, feedback=None, store=True):
     )
 
 
+def kb_damage(settings):
+    """The KBDamaged error for the embedded knowledge base's first damaged file, or None."""
+    if "kb" not in settings.tools or settings.chroma_url:
+        return None
+    from ..kb.health import problem
+    from ..kb.store import KnowledgeBase
+
+    return problem(KnowledgeBase.for_settings(settings))
+
+
+def without_damaged_kb(settings, ui):
+    """The settings to research with: a knowledge base with a damaged file is left out (neither
+    searched nor written), and the run says so once, naming the file and how to rebuild it."""
+    damage = kb_damage(settings)
+    if damage is None:
+        return settings
+    ui.warn(f"{damage}; researching without the knowledge base")
+    return without_kb(settings)
+
+
+def without_kb(settings):
+    from dataclasses import replace
+
+    return replace(settings, tools=tuple(t for t in settings.tools if t != "kb"))
+
+
 def tools_problem(settings) -> str | None:
     """Why none of the tools asked for (--tools) can run, in one line saying what to do; None when
     one can. Checked before research starts, so that a run never ends on `no_tools` unexplained."""
@@ -50,10 +77,14 @@ def tools_problem(settings) -> str | None:
     from ..runtime import Tools
     from .args import invoked_as
 
-    if offered_actions(settings, Tools(settings).kb_available) != [HITL]:
+    damage = kb_damage(settings)  # a damaged knowledge base is left out of the run (without_damaged_kb)
+    usable = without_kb(settings) if damage is not None else settings
+    if offered_actions(usable, Tools(usable).kb_available) != [HITL]:
         return None
     why = []
-    if "kb" in settings.tools:
+    if damage is not None:
+        why.append(str(damage))
+    elif "kb" in settings.tools:
         why.append(f"the knowledge base in {settings.data_dir} is empty: add files with {invoked_as()} kb ingest PATH")
     if "google" in settings.tools:
         why.append("Google searches need GEMINI_API_KEY (or GOOGLE_API_KEY and GOOGLE_CSE_ID)")

@@ -3,6 +3,7 @@ google-genai is imported only when a call is made."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -53,13 +54,17 @@ class GeminiEngine(BaseEngine):
         self.context_tokens = context_tokens or DEFAULT_CONTEXT
         self.price = price
         self._client = None
+        self._lock = threading.Lock()
 
     def client(self):
-        if self._client is None:
-            self._client = gemini_client(
-                self.api_key, self.base_url, self.timeout_s, attempts=self.attempts, retry_delay=self.retry_delay
-            )
-        return self._client
+        """One client for every thread (batch jobs): one built twice by racing jobs would be closed,
+        when dropped, under the other job's request in flight."""
+        with self._lock:
+            if self._client is None:
+                self._client = gemini_client(
+                    self.api_key, self.base_url, self.timeout_s, attempts=self.attempts, retry_delay=self.retry_delay
+                )
+            return self._client
 
     def budget(self, kind: str) -> tuple[int, int]:
         """(prompt budget, max output tokens) for one call of this kind."""

@@ -67,6 +67,7 @@ class IngestReport:
     chunks_added: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files in folders with an unsupported type
+    passed_over: list[tuple[str, str]] = field(default_factory=list)  # (path, why): loops, duplicates (kb/walk.py)
 
     @property
     def files_ok(self) -> int:

@@ -2,8 +2,8 @@
 reStructuredText through docutils (rst.py), AsciiDoc (asciidoc.py), HTML through the page extractor
 with its headings, code and own title kept (html_doc.py), plain text with a help file's sections
 (plaintext.py), PDF through the one PDF reader; a gzip-compressed file (``name.md.gz``) is read as the
-kind its inner suffix names. Folders are walked recursively. Bytes are decoded by utils.web.decode,
-the same decoder the crawler uses.
+kind its inner suffix names. Which files of a folder are read: utils/kb/walk.py. Bytes are decoded by
+utils.web.decode, the same decoder the crawler uses.
 
 A structured reader's text marks headings and code one way (utils/kb/structure.py), from which each
 chunk gets its heading path."""
@@ -13,9 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import logging
-import os
 import zlib
-from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import KBError, PdfUnreadable
@@ -196,28 +194,3 @@ def read_file(path: Path) -> tuple[str, str, bytes]:
     """(title, text, raw bytes) of a supported file; KBError with a clear reason otherwise."""
     title, text, data, _ = read_document(path)
     return title, text, data
-
-
-def walk(paths: Iterable[str | Path]) -> tuple[list[Path], list[tuple[str, str]], list[str]]:
-    """Files to ingest, errors for missing paths, unsupported files met inside folders."""
-    files: list[Path] = []
-    errors: list[tuple[str, str]] = []
-    skipped: list[str] = []
-    for p in paths:
-        p = Path(p).expanduser()
-        if p.is_dir():
-            for root, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    f = Path(root) / name
-                    if name.startswith("."):
-                        continue
-                    if kind_of(f)[0] is not None:
-                        files.append(f)
-                    else:
-                        skipped.append(str(f))
-        elif p.exists():
-            files.append(p)
-        else:
-            errors.append((str(p), "no such file or directory"))
-    return files, errors, skipped

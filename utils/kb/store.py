@@ -12,10 +12,9 @@ re-ingesting idempotent). Chroma holds one vector per chunk under the same id. W
 through one method (`_write`, steps in utils/kb/write.py): vectors first, then one SQLite
 transaction; utils/kb/sync.py keeps the two sides in step (repair on open, server generation stamp).
 
-Server mode (``chroma_url``): vectors, documents and full metadata go to the Chroma server, so
-the collection there is complete on its own; the lexical index is a local cache of it in
-``kb/lexical-<host>-<port>-<collection>.sqlite``, rebuilt when the server's generation stamp moves
-(utils/kb/sync.py). So several machines can share one server and still get BM25 over everything.
+Server mode (``chroma_url``): vectors, documents and metadata go to the Chroma server (complete on its
+own); the lexical index is a local cache in ``kb/lexical-<host>-<port>-<collection>.sqlite``, rebuilt
+when the server's generation stamp moves (utils/kb/sync.py): machines sharing a server all get BM25.
 
 Search modes (`search(mode=...)`): ``bm25`` (BM25 over analysed title + text, the title weighted
 2x), ``vector`` (Chroma nearest neighbours) and ``fused`` (reciprocal-rank fusion, k=60, vector
@@ -24,12 +23,9 @@ in docs/measurements.md) it finds the most, fusion does not beat it and costs se
 query time and loads chromadb. Plain BM25 in embedded mode needs only SQLite (chromadb is never
 imported); it is FTS5's bm25() formula, computed in memory (utils/kb/bm25.py: same rows and scores).
 
-Scores are in [0, 1], higher is better:
-  * bm25: raw BM25 divided by the BM25 an ideal chunk would get (every query term once in the
-    text of an average-length chunk: the sum of the query terms' IDF), capped at 1. So 1.0 means
-    "all of the query's distinctive words are there", 0.5 about half of their weight.
-  * vector: cosine similarity, clipped at 0.
-  * fused: the RRF sum divided by its maximum (rank 1 in both lists).
+Scores are in [0, 1], higher is better. bm25: raw BM25 over an ideal chunk's (the query terms' IDF
+summed: 1.0 = all its distinctive words are there), capped at 1; vector: cosine similarity clipped at
+0; fused: the RRF sum over its maximum (rank 1 in both lists).
 """
 
 from __future__ import annotations
@@ -48,12 +44,12 @@ from urllib.parse import urlsplit
 from ..config import MEMORY_LIMIT
 from ..errors import EmbeddingMismatch, KBError
 from ..text import analyze, valid_text
-from . import sync
+from . import health, sync, walk
 from .bm25 import BM25, smooth_idf
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
-from .readers import read_document, site_titles, walk
+from .readers import read_document, site_titles
 from .write import Doc, build_rows, replace_lexical, sha256_hex, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -119,6 +115,7 @@ class KnowledgeBase:
         self._checked_at = 0.0
         self._lex_checked = False
         self.timings: dict[str, float] = {}  # seconds spent per write phase, summed (bench/kb.py)
+        self.write_problems = None  # a utils.storage.WriteProblems: a write that found no room is told there
         self._bm25 = BM25()
 
     # ---- construction helpers ---------------------------------------------------------------
@@ -164,7 +161,7 @@ class KnowledgeBase:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self._db = sync.connect(self.lexical_file)
+            self._db = health.connect(self)  # a damaged file or a full disk: one line saying what to do
         return self._db
 
     def _meta(self, key: str) -> str | None:
@@ -190,7 +187,7 @@ class KnowledgeBase:
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
             self._check_lexical()
-            client = sync.make_client(self.chroma_url, self.path / "chroma")
+            client = health.client(self)
             col = sync.get_collection(client, self.collection_name, self.chroma_url)
             if col is not None:
                 cbuilt = (col.metadata or {}).get("sleuth_embedding")
@@ -283,6 +280,7 @@ class KnowledgeBase:
 
     # ---- writing ---------------------------------------------------------------------------
 
+    @health.guarded  # a full disk: KBNoRoom, one line naming the KB folder
     def _write(self, docs: list[Doc]) -> int:
         """Replace the chunks of each doc's source with the doc's chunks. Returns chunks written."""
         if not docs:
@@ -337,11 +335,12 @@ class KnowledgeBase:
         self,
         paths: Iterable[str | Path],
         progress: Callable[[int, int, str], None] | None = None,
+        follow_links: bool = False,
     ) -> IngestReport:
-        """Ingest files and folders (recursive). `progress(done, total, path)` is called after each file."""
-        files, errors, skipped = walk(paths)
-        sites = site_titles(files)  # the part of a folder's page titles that names the site
-        report = IngestReport(errors=errors, skipped=skipped)
+        """Ingest files and folders (which ones: utils/kb/walk.py). `progress(done, total, path)` after each file."""
+        found = walk.walk(paths, follow_links=follow_links)
+        files, sites = found.files, site_titles(found.files)  # sites: a folder's title parts naming the site
+        report = IngestReport(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over)
         pending: list[Doc] = []
         pending_words = 0
         replaced_pending = 0
@@ -468,11 +467,12 @@ class KnowledgeBase:
     def reset(self) -> None:
         """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
         with self._lock:
+            health.set_aside(self)  # damaged files are moved aside, not opened
             if self._client is None:
                 from .embeddings import embedding_classes
 
                 embedding_classes()
-                self._client = sync.make_client(self.chroma_url, self.path / "chroma")
+                self._client = health.client(self)
             try:
                 self._client.delete_collection(self.collection_name)
             except Exception as exc:  # noqa: BLE001 - nothing to delete is fine

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..storage import WriteProblems, no_room
+
 log = logging.getLogger(__name__)
 
 DB_NAME = "sleuth-cache.sqlite3"
@@ -76,8 +78,10 @@ class Cache:
         ttl: float = 86400.0,
         enabled: bool = True,
         clock: Callable[[], float] = time.time,
+        problems: WriteProblems | None = None,
     ):
         self.ttl = float(ttl)
+        self.problems = problems  # a write that finds no room (a full disk) is recorded there, not logged
         self.enabled = bool(enabled) and path is not None
         self.clock = clock
         self._lock = threading.RLock()
@@ -91,7 +95,8 @@ class Cache:
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            log.warning("cache disabled: cannot create %s (%s)", self.file.parent, exc)
+            if not self._no_room(exc):
+                log.warning("cache disabled: cannot create %s (%s)", self.file.parent, exc)
             self.enabled = False
             return
         with self._lock:
@@ -127,7 +132,8 @@ class Cache:
             self._conn = self._connect()
         except sqlite3.DatabaseError as exc:
             if not _is_corruption(exc):
-                log.warning("cache disabled: cannot open %s (%s)", self.file, exc)
+                if not self._no_room(exc):
+                    log.warning("cache disabled: cannot open %s (%s)", self.file, exc)
                 self.enabled = False
                 return
             self._quarantine(exc)
@@ -144,6 +150,15 @@ class Cache:
             except sqlite3.Error:
                 pass
             self._conn = None
+
+    def _no_room(self, exc: BaseException) -> bool:
+        """True when `exc` is a write that found no room and there is a record to keep it in (the
+        run says it once, at the end); False to log it as any other failure."""
+        reason = no_room(exc)
+        if not reason or self.problems is None or self.file is None:
+            return False
+        self.problems.add("the cache", self.file.parent, reason)
+        return True
 
     def _quarantine(self, exc: BaseException) -> None:
         assert self.file is not None
@@ -180,7 +195,8 @@ class Cache:
                     if _is_corruption(exc) and attempt == 0:
                         self._quarantine(exc)
                         continue
-                    log.warning("cache operation failed (%s); treating as a miss", exc)
+                    if not self._no_room(exc):
+                        log.warning("cache operation failed (%s); treating as a miss", exc)
                     return None
                 except (TypeError, ValueError) as exc:  # value not JSON-serialisable, bad JSON
                     log.warning("cache: %s", exc)
@@ -267,8 +283,10 @@ class Cache:
         return f"Cache({state}, ttl={self.ttl:g})"
 
 
-def open_cache(data_dir: str | os.PathLike, ttl: float = 86400.0, no_cache: bool = False) -> Cache:
+def open_cache(
+    data_dir: str | os.PathLike, ttl: float = 86400.0, no_cache: bool = False, problems: WriteProblems | None = None
+) -> Cache:
     """The cache Sleuth uses: ``data_dir/cache/``; disabled when ``no_cache``."""
     if no_cache:
         return Cache.disabled()
-    return Cache(Path(data_dir) / "cache", ttl=ttl)
+    return Cache(Path(data_dir) / "cache", ttl=ttl, problems=problems)

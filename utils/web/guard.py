@@ -4,6 +4,10 @@
 * The host is resolved and refused if *any* address is loopback, private, link-local, multicast,
   reserved, unspecified or otherwise not globally routable (IPv4 and IPv6; IPv4-mapped, 6to4 and
   Teredo addresses unwrapped), unless private hosts are allowed (`vet_host`, `check_url`).
+* Link-local addresses (169.254.0.0/16, fe80::/10) and the cloud metadata endpoints in them or
+  next to them (169.254.169.254, fd00:ec2::254) are refused even then (`always_refused`): that is
+  where a cloud machine hands out its credentials, the classic prize of a request forged through a
+  crawler, and an intranet or a test never needs them.
 * DNS pinning (`pinned_adapter`): a requests adapter whose urllib3 connections resolve the host
   with the same resolver, vet every address and then connect to exactly those vetted addresses
   (TLS still uses the host name for SNI and certificate checks). A name that re-binds to 127.0.0.1
@@ -58,6 +62,29 @@ def ip_refusal(ip: str) -> str | None:
     return None
 
 
+# Cloud metadata endpoints: the IPv4 one is link-local, the IPv6 one unique-local (private).
+_METADATA = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254"))
+
+
+def always_refused(ip: str) -> str | None:
+    """Why an address is refused even with --allow-private-hosts (a link-local address or a cloud
+    metadata endpoint, also inside an IPv4-mapped, 6to4 or Teredo address), or None."""
+    try:
+        addr: Any = ipaddress.ip_address(str(ip).split("%", 1)[0])
+    except ValueError:
+        return "an unparseable address"
+    if addr.version == 6:
+        for inner in (addr.ipv4_mapped, addr.sixtofour, (addr.teredo or (None, None))[1]):
+            why = always_refused(str(inner)) if inner is not None else None
+            if why:
+                return why
+    if addr in _METADATA:
+        return "a cloud metadata address"
+    if addr.is_link_local:
+        return "a link-local address (where cloud metadata services live)"
+    return None
+
+
 def default_resolve(host: str, port: int) -> list[str]:
     """All addresses of ``host`` (IP literals are returned as-is, without a lookup)."""
     h = host.strip("[]")
@@ -105,15 +132,16 @@ def vet_host(host: str, port: int, allow_private_hosts: bool, resolve: Resolver)
         raise FetchError("network", f"cannot resolve host {host!r}: {exc}") from None
     if not ips:
         raise FetchError("network", f"cannot resolve host {host!r}: no addresses")
-    if not allow_private_hosts:
-        for ip in ips:
-            why = ip_refusal(ip)
-            if why:
-                shown = host if host == ip else f"{host} ({ip})"
-                raise FetchError(
-                    "ssrf",
-                    f"refused: {shown} is {why}; use --allow-private-hosts to fetch loopback or private addresses",
-                )
+    for ip in ips:
+        shown = host if host == ip else f"{host} ({ip})"
+        why = always_refused(ip)
+        if why:
+            raise FetchError("ssrf", f"refused: {shown} is {why}; Sleuth never fetches these")
+        why = None if allow_private_hosts else ip_refusal(ip)
+        if why:
+            raise FetchError(
+                "ssrf", f"refused: {shown} is {why}; use --allow-private-hosts to fetch loopback or private addresses"
+            )
     return ips
 
 
