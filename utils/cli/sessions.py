@@ -12,20 +12,11 @@ import sqlite3
 import sys
 from datetime import datetime
 
+from ..sessions_index import COLUMNS
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err, out, out_json, short
 
 DEFAULT_SHOWN = 20
-JSON_KEYS = (
-    "session_id",
-    "created_at",
-    "updated_at",
-    "original_query",
-    "stop_reason",
-    "confidence_score",
-    "status",
-    "iteration_count",
-    "bytes",
-)
+JSON_KEYS = (*COLUMNS, "bytes")  # a listed session: the index's columns and the file's size
 
 
 def _parser() -> argparse.ArgumentParser:
