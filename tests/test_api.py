@@ -153,3 +153,22 @@ def test_knowledge_base_search_and_stats(notes_kb):
     assert hits[0].source.endswith("rhodes.md") and "Helios" in hits[0].text
     assert kb.stats()["sources"] == 2
     kb.close()
+
+
+def test_research_goes_on_without_a_damaged_knowledge_base(tmp_path, notes_kb):
+    """As on the command line: the damaged file is named once in the report's warnings, the KB is
+    left out, and the run answers from the other tools instead of failing part-way."""
+    (notes_kb / "kb" / "lexical.sqlite").write_bytes(b"not a database, garbage from a bad disk\n" * 200)
+    code = (
+        "import sleuth, sys\n"
+        f"r = sleuth.research({QUESTION!r}, tools=['kb', 'duckduckgo'], data_dir=sys.argv[1])\n"
+        "print(r.stop_reason); print(*r.warnings, sep='\\n')\n"
+    )
+    env = cli_env(tmp_path, PYTHONPATH=_as_installed(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(notes_kb)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    damaged = [line for line in proc.stdout.splitlines() if "damaged" in line]
+    assert len(damaged) == 1 and "lexical.sqlite" in damaged[0] and "without the knowledge base" in damaged[0]
+    assert_no_network(tmp_path)

@@ -232,6 +232,32 @@ class QuietUI:
         pass
 
 
+def kb_damage(settings):
+    """The KBDamaged error for the embedded knowledge base's first damaged file, or None."""
+    if "kb" not in settings.tools or settings.chroma_url:
+        return None
+    from .kb.health import problem
+    from .kb.store import KnowledgeBase
+
+    return problem(KnowledgeBase.for_settings(settings))
+
+
+def without_damaged_kb(settings, ui):
+    """The settings to research with: a knowledge base with a damaged file is left out (neither
+    searched nor written), and the run says so once, naming the file and how to rebuild it."""
+    damage = kb_damage(settings)
+    if damage is None:
+        return settings
+    ui.warn(f"{damage}; researching without the knowledge base")
+    return without_kb(settings)
+
+
+def without_kb(settings):
+    from dataclasses import replace
+
+    return replace(settings, tools=tuple(t for t in settings.tools if t != "kb"))
+
+
 def make_runtime(settings, *, engine=None, ui=None, clients=None, feedback=None, cancel=None):
     """A runtime for one API call: the engine the settings pick (or the engine object given), the
     tool clients given (shared between calls) or new ones, sessions saved in the data folder."""
@@ -242,6 +268,7 @@ def make_runtime(settings, *, engine=None, ui=None, clients=None, feedback=None,
     ui = ui or QuietUI()
     if engine is None or isinstance(engine, str):
         engine = make_engine(settings, warn=ui.warn)  # EngineError: a missing key, a bad server
+    settings = without_damaged_kb(settings, ui)  # as the CLI does: research goes on without it, and says so
     rt = Runtime(
         settings=settings,
         engine=engine,

@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..api import new_session, one_shot, result_json  # noqa: F401 - the record, shared with the Python API
+from ..api import (  # noqa: F401 - shared with the Python API
+    kb_damage,
+    new_session,
+    one_shot,
+    result_json,
+    without_damaged_kb,
+    without_kb,
+)
 from ..sessions import write_text_atomic
 from .output import EXIT_USAGE, err
 
@@ -41,32 +48,6 @@ def make_runtime(settings, ui, feedback=None, store=True):
         store=SessionStore(settings.data_dir) if store else None,
         feedback=feedback,
     )
-
-
-def kb_damage(settings):
-    """The KBDamaged error for the embedded knowledge base's first damaged file, or None."""
-    if "kb" not in settings.tools or settings.chroma_url:
-        return None
-    from ..kb.health import problem
-    from ..kb.store import KnowledgeBase
-
-    return problem(KnowledgeBase.for_settings(settings))
-
-
-def without_damaged_kb(settings, ui):
-    """The settings to research with: a knowledge base with a damaged file is left out (neither
-    searched nor written), and the run says so once, naming the file and how to rebuild it."""
-    damage = kb_damage(settings)
-    if damage is None:
-        return settings
-    ui.warn(f"{damage}; researching without the knowledge base")
-    return without_kb(settings)
-
-
-def without_kb(settings):
-    from dataclasses import replace
-
-    return replace(settings, tools=tuple(t for t in settings.tools if t != "kb"))
 
 
 def tools_problem(settings) -> str | None:
