@@ -52,7 +52,7 @@ def research(
 ) -> Report:
     """Research `question` and return its `Report` (the session is saved in the data folder).
 
-    `tools`: which of duckduckgo, google, crawl, kb to offer (default all that are configured);
+    `tools`: which of duckduckgo, google, crawl, kb, wiki to offer (default all that are configured);
     `engine`: "auto", "offline", "gemini", "openai", or an engine object; `data_dir`: sessions, cache
     and knowledge base (default SLEUTH_DATA_DIR or the per-user folder); `cancel`: set this event to
     stop the run at its next step (`errors.Interrupted`; its session resumes). Raises `errors.UsageError`

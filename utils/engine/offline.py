@@ -25,6 +25,7 @@ from .passages import (
     FEATURES,
     asks_for,
     confidence_features,
+    coverage,
     holds,
     is_quotable,
     passages,
@@ -32,7 +33,7 @@ from .passages import (
     question_weights,
 )
 from .protocol import BaseEngine
-from .select import about_subject, choose, coverage, named_in, phrase, title_phrase
+from .select import about_subject, choose, named_in, phrase, title_phrase
 from .tuning import OFFLINE as T
 from .verdict import verdict
 
@@ -168,7 +169,7 @@ class OfflineEngine(BaseEngine):
 
     # ------------------------------------------------------------ analyzer
     def analyze(self, ctx: dict) -> EngineResult:
-        """Facts from the step's items (_read_item), the documents the best facts name (_bridge_leads),
+        """Facts from the step's items (_Reading.item), the documents the best facts name (_bridge_leads),
         one best passage per document then the rest by score (_keep), confidence, pages to read next."""
         query = ctx["query"]
         weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
@@ -176,14 +177,14 @@ class OfflineEngine(BaseEngine):
         # its page, it becomes a fact of the page (the report drops snippets of pages it has read).
         known = {fold(f["text"]) for f in ctx.get("facts", []) if f.get("form") != "snippet"}
         excluded = set(ctx.get("excluded_sources", []))
-        read = _Reading(query, weights, ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else "")
         new_facts: list[dict] = []
         unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
         kb_rank = 0
         # A search for a lead the facts brought up (not for the question itself) finds the second hop of
         # a two-hop question, but seldom the passage that opens the answer.
         step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
-        follow_up = bool(step_q) and not set(term_set(query)) <= term_set(step_q)
+        follow_up = bool(step_q) and not term_set(query) <= term_set(step_q)
+        read = _Reading(query, weights, step_q)
         for it in ctx.get("items", []):
             cands, lead = read.item(it, known)
             # The KB ranked whole chunks against the question: its best chunks more likely hold the answer.

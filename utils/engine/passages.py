@@ -132,6 +132,12 @@ def _has_value(text: str, q: str) -> bool:
     return False
 
 
+def coverage(terms: set[str], weights: dict[str, float]) -> float:
+    """The weighted share of the question's terms that `terms` holds (0..1)."""
+    total = sum(weights.values())
+    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
+
+
 def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | None = None) -> dict[str, float]:
     """Stemmed question terms -> weight: names and numbers weigh more, feedback terms less, and (with
     the knowledge base's IDF) a word common to the whole collection less than a rare one."""
@@ -250,16 +256,16 @@ def confidence_features(
     no fact of the answer; verdict: a yes/no comparison the facts settle."""
     # What the facts themselves say: a sentence read with its document's title (select.about_subject)
     # ranks higher among facts, but the title's words are not evidence the answer was found.
-    said = [(f, _cov(terms, weights), terms) for f in answer for terms in [term_set(f["text"])]]
+    said = [(f, coverage(terms, weights), terms) for f in answer for terms in [term_set(f["text"])]]
     if not said:
         return dict.fromkeys(FEATURES, 0.0)
     union: set[str] = set().union(*(t for _, _, t in said))
     wants = asks_for(query)
     rarest = max(weights, key=lambda t: (weights[t], t)) if weights else ""
     mean = sum(weights.values()) / len(weights) if weights else 0.0
-    supporting = {f["source"] for f in facts if _cov(term_set(f["text"]), weights) >= 0.4}
+    supporting = {f["source"] for f in facts if coverage(term_set(f["text"]), weights) >= 0.4}
     return {
-        "coverage": _cov(union, weights),
+        "coverage": coverage(union, weights),
         "best": max(c * trust(f) for f, c, _ in said),
         "framed": max(min(1.0, float(f.get("qcov", 0.0))) for f, _, _ in said),
         "support": min(1.0, len(supporting) / 2),
@@ -268,8 +274,3 @@ def confidence_features(
         "rare_missing": float(weights.get(rarest, 0) > T.RARE_FACTOR * mean and rarest not in union),
         "verdict": float(decided),
     }
-
-
-def _cov(terms: set[str], weights: dict[str, float]) -> float:
-    total = sum(weights.values())
-    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0

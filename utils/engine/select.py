@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ..text import bare_title, has_qualifier, term_set, tokenize
-from .passages import asks_for, holds, without_heading
+from .passages import asks_for, coverage, holds, without_heading
 from .tuning import OFFLINE as T
 
 MAX_FACTS = 4
@@ -71,12 +71,6 @@ def about_subject(sentence: str, opening: bool) -> bool:
     sentence is ("Edward Davis Wood Jr. ... was an American filmmaker" under "Ed Wood"), and so is
     one that opens with a pronoun ("He was working as a software engineer ...")."""
     return opening or bool(_PRONOUN.match(sentence.lstrip()))
-
-
-def coverage(terms: set[str], weights: dict[str, float]) -> float:
-    """The weighted share of the question's terms that `terms` holds (0..1)."""
-    total = sum(weights.values())
-    return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
 
 
 def _wanted(query: str):
