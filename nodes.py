@@ -19,7 +19,7 @@ from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
-from .utils.research.loopdata import Analysis, Choice, PendingStep, ToolItem
+from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 from .utils.text import valid_text
@@ -444,7 +444,7 @@ class Analyzer(SleuthNode):
         step = ctx["step"]
         if result.fallback:
             shared["llm_fallbacks"].append({"step": step, "phase": "analyzer", "error": result.error})
-        known = {f["text"] for f in shared["extracted_information"] if f.get("form") != "snippet"}
+        known = {f.text for f in shared["extracted_information"] if f.form != "snippet"}
         item_text: dict[int, str] = {}
         for it in ctx["items"]:
             item_text[it.source] = item_text.get(it.source, "") + "\n" + it.text
@@ -453,15 +453,8 @@ class Analyzer(SleuthNode):
                 known.add(f["fact"])
                 keep_fact_text(shared, f["source"], f["fact"], item_text.get(f["source"], ""))
                 extra = {k: f[k] for k in ("qcov", "form", "retrieval", "prior", "follow_up") if k in f}
-                shared["extracted_information"].append(
-                    {
-                        "text": f["fact"],
-                        "source": f["source"],
-                        "score": float(f.get("score", 0.5)),
-                        "step": step,
-                        **extra,
-                    }
-                )
+                fact = Fact(f["fact"], f["source"], float(f.get("score", 0.5)), step, **extra)
+                shared["extracted_information"].append(fact)
         conf = analysis.confidence_score
         shared["confidence_score"] = conf
         add_candidates(shared, ({"url": u} for u in analysis.new_potential_urls))

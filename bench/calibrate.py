@@ -34,6 +34,7 @@ from reliability import print_reliability  # noqa: E402
 
 from sleuth.utils.engine.offline import answer_facts  # noqa: E402
 from sleuth.utils.engine.passages import FEATURES, confidence_features, question_weights  # noqa: E402
+from sleuth.utils.research.loopdata import Fact, Source  # noqa: E402
 
 
 def load(spec: str) -> list[dict]:
@@ -49,11 +50,12 @@ def load(spec: str) -> list[dict]:
 
 
 def features(r: dict) -> list[float]:
-    facts = [f for f in r["facts"] if "text" in f]
+    facts = [Fact.from_json(f) for f in r["facts"] if "text" in f]
     if not facts:
         return [0.0] * len(FEATURES)
     w = question_weights(r["question"], [], r.get("term_idf") or None)
-    answer, decided = answer_facts(r["question"], facts, r.get("sources", []), w)
+    sources = [Source.from_json(s) for s in r.get("sources", [])]
+    answer, decided = answer_facts(r["question"], facts, sources, w)
     x = confidence_features(answer, facts, w, r["question"], bool(decided))
     return [float(x[k]) for k in FEATURES]
 

@@ -118,7 +118,7 @@ def main() -> int:
             golds = [q["answer"], *q.get("answer_aliases", [])]
             recall += any(normalize_answer(g) and normalize_answer(g) in ans for g in golds)
             # A page counts whether it was read on the web (URL) or found in the KB (file path).
-            by_n = {src["n"]: "/wiki/" + src["url"].rsplit("/wiki/", 1)[-1] for src in shared["sources"]}
+            by_n = {src.n: "/wiki/" + src.url.rsplit("/wiki/", 1)[-1] for src in shared["sources"]}
             cited = {by_n[int(n)] for n in re.findall(r"\[(\d+)\]", shared.get("answer") or "") if int(n) in by_n}
             found = set(by_n.values())
             sup = set(q["supporting_urls"])
@@ -144,11 +144,9 @@ def main() -> int:
                     "answer": shared.get("answer") or "",
                     "steps": [f"{h['action']} {h['query_or_url']}" for h in shared["research_history"]],
                     "supporting": sorted(sup),
-                    "facts": shared["extracted_information"],
+                    "facts": [f.to_json() for f in shared["extracted_information"]],
                     "term_idf": shared.get("term_idf", {}),
-                    "sources": [
-                        {"n": s_["n"], "url": by_n[s_["n"]], "title": s_.get("title", "")} for s_ in shared["sources"]
-                    ],
+                    "sources": [{"n": s_.n, "url": by_n[s_.n], "title": s_.title} for s_ in shared["sources"]],
                 }
             )
         n = len(questions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,6 +16,7 @@ from sleuth.flow import run_flow
 from sleuth.utils.cli.research import result_json
 from sleuth.utils.engine.base import EngineResult
 from sleuth.utils.research.citations import EXCERPT_MAX, cited_claims, flag, merge_excerpt, verify
+from sleuth.utils.research.loopdata import Fact, Source
 from sleuth.utils.research.report import build_report
 from sleuth.utils.research.state import add_source, new_shared
 
@@ -24,10 +26,7 @@ CURIE = (
     "She was born in Warsaw on 7 November 1867."
 )
 DANUBE = "The Danube is the second-longest river in Europe. It flows through Vienna and Budapest into the Black Sea."
-SOURCES = [
-    {"n": 1, "title": "Marie Curie", "url": "u1", "snippet": "", "excerpt": CURIE},
-    {"n": 2, "title": "Danube", "url": "u2", "snippet": "", "excerpt": DANUBE},
-]
+SOURCES = [Source(1, "Marie Curie", "u1", excerpt=CURIE), Source(2, "Danube", "u2", excerpt=DANUBE)]
 
 
 def verdicts(answer: str, sources=SOURCES, facts=()) -> list[tuple[int, bool]]:
@@ -74,8 +73,8 @@ def test_a_comparison_cited_to_both_sources_is_supported_by_the_two_together():
 
 
 def test_sessions_saved_before_excerpts_existed_are_checked_against_their_facts():
-    old = [{"n": 1, "title": "Marie Curie", "url": "u1", "snippet": ""}]  # no "excerpt"
-    facts = [{"text": "She was born in Warsaw on 7 November 1867.", "source": 1}]
+    old = [Source.from_json({"n": 1, "title": "Marie Curie", "url": "u1", "snippet": ""})]  # no "excerpt"
+    facts = [Fact("She was born in Warsaw on 7 November 1867.", 1)]
     assert verdicts("Curie was born in Warsaw in 1867 [1].", old, facts) == [(1, True)]
     assert verdicts("Curie was born in Paris in 1867 [1].", old, facts) == [(1, False)]
 
@@ -84,12 +83,13 @@ def test_the_kept_text_of_a_source_is_bounded():
     shared = new_shared("q")
     for i in range(5):
         add_source(shared, url="https://e.org/a", title="A", tool="crawl", kind="external", text=f"{i} " + "x" * 5000)
-    assert len(shared["sources"]) == 1 and len(shared["sources"][0]["excerpt"]) <= EXCERPT_MAX
+    assert len(shared["sources"]) == 1 and len(shared["sources"][0].excerpt) <= EXCERPT_MAX
     assert merge_excerpt("abc def", "def") == "abc def"  # nothing twice
 
 
 def test_the_sources_list_shows_the_supporting_quote_or_the_failure():
-    shared = {**new_shared("Who was Marie Curie?"), "sources": [dict(s, tool="kb", kind="internal") for s in SOURCES]}
+    sources = [replace(s, tool="kb", kind="internal") for s in SOURCES]
+    shared = {**new_shared("Who was Marie Curie?"), "sources": sources}
     answer = "Marie Curie was born in Warsaw [1]. The Danube flows through Vienna [1]."
     v = verify(answer, shared["sources"])
     from sleuth.utils.research.citations import summary
@@ -145,7 +145,7 @@ def run_llm(answers):
     rt = make_rt(engine, fake_tools=tools)
     shared = new_shared("When did Marie Curie win the Nobel Prize?", engine=engine.name)
     run_flow(rt, shared, "query")
-    by_title = {s["title"]: s["n"] for s in shared["sources"]}
+    by_title = {s.title: s.n for s in shared["sources"]}
     return engine, shared, by_title
 
 
@@ -224,6 +224,6 @@ def test_the_offline_engines_citations_all_verify(web, tmp_path, tools_csv):
 
 def test_a_sentence_quoted_verbatim_verifies_whatever_its_accents_and_underscores():
     text = "Gorbachev (Russian: Михаи́л Горбачёв; born 2 March 1931) led the O Cheiro do Ralo_ crew of 1,200."
-    src = [{"n": 1, "title": "G", "url": "u", "snippet": "", "excerpt": text}]
+    src = [Source(1, "G", "u", excerpt=text)]
     assert verdicts(text.rstrip(".") + " [1].", src) == [(1, True)]
     assert verdicts("Gorbachev led a crew of 1200 [1].", src) == [(1, True)]

@@ -148,6 +148,14 @@ def test_a_question_and_feedback_with_bytes_that_are_not_utf8_are_researched_and
         ("[]", "it holds a JSON array, not an object"),
         ('{"status": "running"}', 'it has no "session_id" and "original_query"'),
         ('{"session_id": "bad1", "original_query": "Q?", "sources": "none"}', '"sources" should be a JSON array'),
+        (
+            '{"session_id": "bad1", "original_query": "Q?", "sources": [{"title": "T", "url": "u"}]}',
+            '"sources" include an entry that is not a numbered source',
+        ),
+        (
+            '{"session_id": "bad1", "original_query": "Q?", "extracted_information": [{"text": "T"}]}',
+            '"extracted_information" include an entry that is not a fact with a source',
+        ),
     ],
 )
 def test_a_file_that_is_not_a_session_is_a_clear_error_and_left_out_of_the_list(cli, tmp_path, content, why):

@@ -12,7 +12,7 @@ from sleuth.flow import run_flow
 from sleuth.utils.engine.offline import OfflineEngine
 from sleuth.utils.engine.protocol import BaseEngine
 from sleuth.utils.engine.resilient import LOW_CONFIDENCE_CAP, ResilientEngine
-from sleuth.utils.research.state import new_shared
+from sleuth.utils.research.state import new_shared, saved_form
 
 
 def run(engine, tmp_path=None, query="What is Sleuth?", fake_tools=None, feedback=None, **kw):
@@ -42,7 +42,7 @@ def test_every_action_reaches_its_node_and_returns_to_the_analyzer():
     assert rt.tools.fetcher().calls == [["https://example.org/page", "https://example.org/other"]]
     assert shared["stop_reason"] == "decided"
     assert shared["status"] == "done"
-    kinds = {s["tool"]: s["kind"] for s in shared["sources"]}
+    kinds = {s.tool: s.kind for s in shared["sources"]}
     assert kinds["kb"] == "internal" and kinds["crawl"] == "external"
     # the answer's [1] resolves to a listed source; source 1 does not say "the answer is here": flagged
     assert "[1?]" in shared["answer"] and "## Key sources" in shared["final_answer"]
@@ -195,9 +195,10 @@ def test_failed_llm_falls_back_to_offline_with_low_confidence():
 def test_shared_store_round_trips_through_json(tmp_path):
     engine = ScriptedEngine([("search_duckduckgo", "a"), ("crawl_url", "https://example.org/x"), ("send_to_hitl", "")])
     shared, rt = run(engine, tmp_path=tmp_path)
-    assert json.loads(json.dumps(shared)) == shared
-    saved = rt.store.load(shared["session_id"])
-    assert saved == json.loads(json.dumps(shared))
+    saved = saved_form(shared)
+    assert shared["sources"] and shared["extracted_information"]
+    assert json.loads(json.dumps(saved)) == saved  # a session file holds JSON types only
+    assert rt.store.load(shared["session_id"]) == shared  # and reads back as the same store, sources and facts
 
 
 @pytest.mark.parametrize("bad", [("crawl_url", "not a url at all"), ("crawl_url", "")])
@@ -256,7 +257,7 @@ def test_kb_search_skips_pages_this_session_already_read():
         )
     ]
     run_flow(rt, shared, "query")
-    assert [s["url"] for s in shared["sources"]] == ["notes/a.md"]
+    assert [s.url for s in shared["sources"]] == ["notes/a.md"]
     assert shared["research_history"][0]["retrieval_confidence"] == 0.9
 
 

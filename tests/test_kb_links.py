@@ -68,7 +68,7 @@ def test_a_kb_step_reaches_the_linked_page_and_the_report_cites_both_halves(tmp_
     rt = Runtime(settings=s, engine=OfflineEngine(), ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=tools)
     shared = new_shared(QUESTION, engine="offline")
     run_flow(rt, shared, "query")
-    by_name = {Path(src["url"]).name: src["n"] for src in shared["sources"]}
+    by_name = {Path(src.url).name: src.n for src in shared["sources"]}
     assert "Mira_Kestrel.html" in by_name
     assert shared["research_history"][0]["action"] == "search_kb"
     answer = shared["answer"]

@@ -223,13 +223,14 @@ def test_batch_of_three_with_two_jobs_answers_all(lab):
 
 def test_report_streams_from_the_real_server(llama_server):
     from sleuth.utils.engine.openai import OpenAIEngine
+    from sleuth.utils.research.loopdata import Fact, Source
 
     chunks: list[str] = []
     eng = OpenAIEngine(model=ALIAS, base_url=llama_server, context_tokens=WINDOW)
     ctx = {
         "query": "Who directed Sinister?",
-        "facts": [{"text": "Sinister is a 2012 horror film directed by Scott Derrickson.", "source": 1, "score": 1}],
-        "sources": [{"n": 1, "title": "Sinister (film)", "url": "https://example.org/sinister"}],
+        "facts": [Fact("Sinister is a 2012 horror film directed by Scott Derrickson.", 1, 1.0)],
+        "sources": [Source(1, "Sinister (film)", "https://example.org/sinister")],
     }
     res = eng.report(ctx, on_chunk=chunks.append)
     assert len(chunks) > 1 and "".join(chunks) == res.data and res.data.strip()

@@ -16,7 +16,7 @@ from sleuth.utils.engine.openai import OpenAIEngine
 from sleuth.utils.engine.parse import ParseError, ThinkFilter, extract_json
 from sleuth.utils.engine.resilient import ResilientEngine
 from sleuth.utils.errors import EngineError
-from sleuth.utils.research.loopdata import ToolItem
+from sleuth.utils.research.loopdata import Fact, Source, ToolItem
 
 DECISION = {"next_action": "search_duckduckgo", "query_or_url": "sleuth research agent", "reasoning": "start"}
 ANALYSIS = {
@@ -217,9 +217,7 @@ def test_openai_engine_needs_a_key_or_a_server():
 
 def big_ctx() -> dict:
     page = " ".join(f"Sentence {i} about Sleuth, the research agent, and 1234 other things." for i in range(3000))
-    facts = [
-        {"text": f"Fact {i}: Sleuth was written in 20{i % 100:02d}.", "source": 1, "score": i / 500} for i in range(500)
-    ]
+    facts = [Fact(f"Fact {i}: Sleuth was written in 20{i % 100:02d}.", 1, i / 500) for i in range(500)]
     history = [
         {"step": i, "action": "search_duckduckgo", "query_or_url": f"query {i}", "ok": True, "results": 3}
         for i in range(40)
@@ -235,7 +233,7 @@ def big_ctx() -> dict:
         "feedback": ["Look for the release year. " * 30],
         "candidate_urls": [{"url": f"https://b.example/{i}"} for i in range(50)],
         "visited_urls": [f"https://c.example/{i}" for i in range(50)],
-        "sources": [{"n": n, "title": f"Page {n}", "url": f"https://a.example/{n}"} for n in range(1, 200)],
+        "sources": [Source(n, f"Page {n}", f"https://a.example/{n}") for n in range(1, 200)],
         "assessment": "partial " * 200,
     }
 

@@ -170,8 +170,8 @@ def test_a_crawled_grounding_link_records_the_final_url_and_the_redirect(svc):
         ("crawl_url", "crawl"),
     ]
     src = shared["sources"][0]
-    assert (src["n"], src["url"], src["redirected_from"], src["title"]) == (1, target, link, "Ada Lovelace")
-    assert src["tool"] == "crawl" and len(shared["sources"]) == 2
+    assert (src.n, src.url, src.redirected_from, src.title) == (1, target, link, "Ada Lovelace")
+    assert src.tool == "crawl" and len(shared["sources"]) == 2
 
 
 # -- SearXNG --------------------------------------------------------------------------------------

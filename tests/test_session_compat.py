@@ -76,3 +76,16 @@ def test_an_old_session_saved_mid_step_resumes_with_its_step_and_facts_read_the_
     proc = cli("--resume", SID, "--tools", "kb", "--json", data_dir=data)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["answer"]
+
+
+def test_an_old_sessions_sources_and_facts_show_as_saved_with_defaults_for_what_it_lacks(cli, tmp_path):
+    """Sources and facts are typed in memory; the JSON a session shows (and saves) keeps their keys and
+    values, fills in what an older file lacks and leaves out what this version does not know."""
+    data = _data_dir(tmp_path)
+    path = data / "sessions" / f"{SID}.json"
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, "sources": [{**s, "colour": "red"} for s in saved["sources"]]}))
+    as_json = json.loads(cli("sessions", "show", SID, "--json", data_dir=data).stdout)
+    assert as_json["sources"] == [{**s, "excerpt": ""} for s in saved["sources"]]  # saved before excerpts
+    facts = [{("form" if k == "kind" else k): v for k, v in f.items()} for f in saved["extracted_information"]]
+    assert as_json["extracted_information"] == facts

@@ -140,12 +140,12 @@ def result_json(shared: dict) -> dict:
         "iterations": shared.get("iteration_count"),
         "sources": [
             {
-                "n": s["n"],
-                "title": s.get("title"),
-                "url": s.get("url"),
-                "tool": s.get("tool"),
-                "kind": s.get("kind"),
-                "cited": s["n"] in in_answer,  # the answer cites it (found-but-unused sources are false)
+                "n": s.n,
+                "title": s.title,
+                "url": s.url,
+                "tool": s.tool,
+                "kind": s.kind,
+                "cited": s.n in in_answer,  # the answer cites it (found-but-unused sources are false)
             }
             for s in shared.get("sources", [])
         ],

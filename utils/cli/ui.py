@@ -135,7 +135,7 @@ class PlainUI:
             if line == "/sources":
                 for src in prep.get("sources", []):
                     print(
-                        f"[{src['n']}] {short(src.get('title', ''), 70)} \u2014 {safe_text(src.get('url', ''))}",
+                        f"[{src.n}] {short(src.title, 70)} \u2014 {safe_text(src.url)}",
                         file=self.out,
                     )
                 continue

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, field_validator
 from ..config import DEFAULT_CONFIDENCE
 from ..errors import EngineError  # noqa: F401 - re-exported for the engines
 from ..registry import ACTIONS, HITL, prompt_rules
+from ..research.loopdata import Fact
 from .context import Section, pack
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"  # the checkout and the installed package alike
@@ -90,9 +91,9 @@ def _history_line(h: dict) -> str:
     )
 
 
-def _fact_lines(facts: list[dict], limit: int) -> list[str]:
-    best = sorted(facts, key=lambda f: -f.get("score", 0))[:limit]
-    return [f"- [{f['source']}] {fence(f['text'])}" for f in best]
+def _fact_lines(facts: list[Fact], limit: int) -> list[str]:
+    best = sorted(facts, key=lambda f: -f.score)[:limit]
+    return [f"- [{f.source}] {fence(f.text)}" for f in best]
 
 
 def _untrusted(lines: list[str]) -> str:
@@ -193,10 +194,10 @@ def render_analyzer_prompt(ctx: dict, budget: int | None = None) -> str:
 
 
 def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
-    facts = sorted(ctx.get("facts", []), key=lambda f: -f.get("score", 0))[:40]
-    by_n = {s["n"]: s for s in ctx.get("sources", [])}
-    order = list(dict.fromkeys([f["source"] for f in facts if f["source"] in by_n] + list(by_n)))
-    source_lines = [f"[{n}] {by_n[n].get('title', '')} \u2014 {by_n[n].get('url', '')}" for n in order]
+    facts = sorted(ctx.get("facts", []), key=lambda f: -f.score)[:40]
+    by_n = {s.n: s for s in ctx.get("sources", [])}
+    order = list(dict.fromkeys([f.source for f in facts if f.source in by_n] + list(by_n)))
+    source_lines = [f"[{n}] {by_n[n].title} \u2014 {by_n[n].url}" for n in order]
 
     def render(p: dict[str, str]) -> str:
         return load_prompt("report").substitute(
@@ -216,7 +217,7 @@ def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
     sections = [
         Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.2, "(none)"),
         Section("assessment", [assessment] if assessment else [], 0.1, ""),
-        Section("facts", [f"- [{f['source']}] {fence(f['text'])}" for f in facts], 0.7, "(no facts found)"),
+        Section("facts", [f"- [{f.source}] {fence(f.text)}" for f in facts], 0.7, "(no facts found)"),
         Section("sources", source_lines, 1.0, "(none)", by_number),
     ]
     return pack(render, sections, budget or NO_BUDGET)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from urllib.parse import unquote, urlsplit
 
 from ..config import DEFAULT_CONFIDENCE
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
-from ..research.loopdata import ToolItem
+from ..research.loopdata import Fact, Source, ToolItem
 from ..text import STOPWORDS, bare_title, content_terms, fold, normalize_query, stem, term_set
 from .base import EngineResult
 from .passages import (
@@ -66,13 +67,13 @@ def question_names(query: str) -> list[str]:
     return out
 
 
-def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, top: int = 6) -> list[str]:
+def salient_entities(facts: list[Fact], query_terms: set[str], limit: int = 3, top: int = 6) -> list[str]:
     """Names in the most question-relevant facts that the question does not mention, best first."""
     scores: dict[str, float] = {}
-    best = sorted(facts, key=lambda f: (-f.get("qcov", 0.0), -f.get("score", 0.0)))[:top]
+    best = sorted(facts, key=lambda f: (-(f.qcov or 0.0), -f.score))[:top]
     for f in best:
-        weight = f.get("qcov", f.get("score", 0.5))
-        for m in _ENTITY.finditer(f["text"]):
+        weight = f.score if f.qcov is None else f.qcov
+        for m in _ENTITY.finditer(f.text):
             ent = m.group(0).strip(" .'’-")
             toks = content_terms(ent)
             if not toks or fold(ent) in COMMON_CAPS:
@@ -82,8 +83,8 @@ def salient_entities(facts: list[dict], query_terms: set[str], limit: int = 3, t
             words = len(ent.split())
             # A name right after or before a word of the question fills the slot the question asks
             # about ("played by actress Sela Ward" for "the actress who plays ...").
-            near = term_set(" ".join(f["text"][: m.start()].split()[-T.NEAR_WORDS :]))
-            near |= term_set(" ".join(f["text"][m.end() :].split()[: T.NEAR_WORDS]))
+            near = term_set(" ".join(f.text[: m.start()].split()[-T.NEAR_WORDS :]))
+            near |= term_set(" ".join(f.text[m.end() :].split()[: T.NEAR_WORDS]))
             slot = 1.0 + T.NEAR_BONUS * len((near & query_terms) - term_set(ent))
             # max, not sum: a generic word found in many facts ("American") must not beat a name
             size = 0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)
@@ -130,7 +131,7 @@ class OfflineEngine(BaseEngine):
             if a in actions:
                 break  # one web engine per query; the search tool itself falls back to the other
 
-        facts = [f for f in ctx.get("facts", []) if f["source"] not in set(ctx.get("excluded_sources", []))]
+        facts = [f for f in ctx.get("facts", []) if f.source not in set(ctx.get("excluded_sources", []))]
         entities = salient_entities(facts, qterms)
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
@@ -150,7 +151,7 @@ class OfflineEngine(BaseEngine):
 
         covered = set()
         for f in facts:
-            covered |= term_set(f["text"])
+            covered |= term_set(f.text)
         residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
         for ent in entities:
             q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
@@ -175,9 +176,9 @@ class OfflineEngine(BaseEngine):
         weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
         # A sentence already kept is not kept again, unless it was kept from a search snippet: read on
         # its page, it becomes a fact of the page (the report drops snippets of pages it has read).
-        known = {fold(f["text"]) for f in ctx.get("facts", []) if f.get("form") != "snippet"}
+        known = {fold(f.text) for f in ctx.get("facts", []) if f.form != "snippet"}
         excluded = set(ctx.get("excluded_sources", []))
-        new_facts: list[dict] = []
+        new_facts: list[Fact] = []
         unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
         kb_rank = 0
         # A search for a lead the facts brought up (not for the question itself) finds the second hop of
@@ -198,21 +199,23 @@ class OfflineEngine(BaseEngine):
         new_facts += _bridge_leads(new_facts, ctx.get("facts", []), unread_leads)
         new_facts = _keep(new_facts)
 
-        all_facts = [{"qcov": 0.0, "form": "page", **f} for f in ctx.get("facts", [])] + [
-            {"text": f["fact"], **{k: v for k, v in f.items() if k != "fact"}} for f in new_facts
+        # A fact an LLM extracted counts as read from a page, and as covering none of the question.
+        old = [
+            f if f.qcov is not None and f.form else replace(f, qcov=f.qcov or 0.0, form=f.form or "page")
+            for f in ctx.get("facts", [])
         ]
-        all_facts = [f for f in all_facts if f["source"] not in excluded]
+        all_facts = [f for f in old + new_facts if f.source not in excluded]
         conf = self._confidence(all_facts, weights, query, ctx.get("sources", []))
-        if all(f.get("form") == "snippet" for f in all_facts):  # search snippets alone settle nothing
+        if all(f.form == "snippet" for f in all_facts):  # search snippets alone settle nothing
             conf = min(conf, T.SNIPPETS_ONLY_CAP)
         if _unread_bridge(all_facts, set(weights), ctx.get("unread_titles", [])):
             conf = min(conf, T.UNREAD_BRIDGE_CAP)
         new_urls = _next_urls(ctx.get("items", []), all_facts, set(weights))
-        sources = {f["source"] for f in new_facts}
+        sources = {f.source for f in new_facts}
         ents = salient_entities(all_facts, set(weights))
         suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
         data = {
-            "extracted_info": new_facts,
+            "extracted_info": [_finding(f) for f in new_facts],
             "assessment": (
                 f"{len(new_facts)} relevant passage(s) from {len(sources)} source(s) in this step; "
                 f"confidence {conf:.2f} that the answer is right."
@@ -225,7 +228,7 @@ class OfflineEngine(BaseEngine):
         return EngineResult(data, self.name)
 
     @staticmethod
-    def _confidence(facts: list[dict], weights: dict[str, float], query: str, sources: list[dict]) -> float:
+    def _confidence(facts: list[Fact], weights: dict[str, float], query: str, sources: list[Source]) -> float:
         """How likely the answer the report would give now is right: a logistic model of what its facts
         say (passages.confidence_features), fitted by bench/calibrate.py."""
         if not facts or not weights:
@@ -240,7 +243,7 @@ class OfflineEngine(BaseEngine):
         query = ctx["query"]
         weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
         excluded = set(ctx.get("excluded_sources", []))
-        facts = [f for f in ctx.get("facts", []) if f["source"] not in excluded]
+        facts = [f for f in ctx.get("facts", []) if f.source not in excluded]
         chosen, decided = answer_facts(query, facts, ctx.get("sources", []), weights)
         conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
         threshold = ctx.get("threshold", DEFAULT_CONFIDENCE)
@@ -250,10 +253,10 @@ class OfflineEngine(BaseEngine):
             )
         elif conf < T.NOT_FOUND_BELOW and not decided:
             text = "The sources read do not appear to answer this question. These passages come closest. " + " ".join(
-                f"{_sentence(f)} [{f['source']}]" for f in chosen
+                f"{_sentence(f)} [{f.source}]" for f in chosen
             )
         else:
-            text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f['source']}]" for f in chosen])
+            text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f.source}]" for f in chosen])
         if chosen and conf < threshold:
             text += (
                 f"\n\n_Confidence {conf:.2f} is below the threshold {threshold:.2f}: "
@@ -262,7 +265,7 @@ class OfflineEngine(BaseEngine):
         return EngineResult(text.strip(), self.name)
 
 
-def answer_facts(query: str, facts: list[dict], sources: list[dict], weights: dict[str, float]):
+def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: dict[str, float]):
     """(the facts an answer states, in order; a yes/no verdict and the facts it rests on, or None).
 
     Facts are ranked by the question alone (a follow-up search's own words made some score high in
@@ -272,27 +275,25 @@ def answer_facts(query: str, facts: list[dict], sources: list[dict], weights: di
     (a two-hop question) and the documents the question names."""
     wants = asks_for(query)
 
-    def rank(f: dict) -> tuple:
-        value = holds(wants, f["text"], query)
-        on_topic = value and f.get("qcov", 0) >= T.VALUE_FIRST_QCOV  # it holds the value, about the subject
-        strength = (
-            f.get("qcov", 0) + T.VALUE_BONUS * value + f.get("prior", 0) - T.FOLLOW_UP_PENALTY * f.get("follow_up", 0)
-        )
-        return (-on_topic, -strength, -f["score"])
+    def rank(f: Fact) -> tuple:
+        value = holds(wants, f.text, query)
+        on_topic = value and (f.qcov or 0) >= T.VALUE_FIRST_QCOV  # it holds the value, about the subject
+        strength = (f.qcov or 0) + T.VALUE_BONUS * value + f.prior - T.FOLLOW_UP_PENALTY * f.follow_up
+        return (-on_topic, -strength, -f.score)
 
     facts = sorted(facts, key=rank)
-    full_text_sources = {f["source"] for f in facts if f.get("form") in ("page", "kb")}
-    facts = [f for f in facts if not (f.get("form") == "snippet" and f["source"] in full_text_sources)]
+    full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
+    facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
     if not facts:
         return [], None
     chosen = choose(query, facts, sources, weights, lead=rank(facts[0])[0] == -1)
     top = facts[:1]
-    said = term_set(facts[0]["text"])
+    said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first
-        adds = coverage(term_set(f["text"]) - said, weights) >= T.LEAD_GAIN or (
-            holds(wants, f["text"], query) and not holds(wants, facts[0]["text"], query)
+        adds = coverage(term_set(f.text) - said, weights) >= T.LEAD_GAIN or (
+            holds(wants, f.text, query) and not holds(wants, facts[0].text, query)
         )
-        if f["source"] == facts[0]["source"] and adds:
+        if f.source == facts[0].source and adds:
             top.append(f)
     chosen = (top + [f for f in chosen if f not in top])[: T.MAX_ANSWER_FACTS]
     decided = verdict(query, chosen, facts, sources, weights)
@@ -301,9 +302,9 @@ def answer_facts(query: str, facts: list[dict], sources: list[dict], weights: di
     return chosen, decided
 
 
-def _sentence(fact: dict) -> str:
-    text = fact["text"].strip()
-    if fact.get("form") == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
+def _sentence(fact: Fact) -> str:
+    text = fact.text.strip()
+    if fact.form == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
         text += "\u2026"  # search snippets are cut short: say so
     return text
 
@@ -370,24 +371,38 @@ class _Reading:
         return sent, False
 
 
-def _fact(it: ToolItem, sent: str, score: float, qcov: float, prior: float = 0.0, follow_up: bool = False) -> dict:
-    fact = {"fact": sent, "source": it.source, "score": round(score, 3), "qcov": round(qcov, 3)}
-    if follow_up:
-        fact["follow_up"] = True
-    if prior:
-        fact["prior"] = round(prior, 3)  # what the KB's ranking of its chunk adds
-    fact["form"] = it.form
-    if it.form == "kb" and it.score is not None:
-        fact["retrieval"] = round(float(it.score), 3)  # the KB's own retrieval score
-    return fact
+def _fact(it: ToolItem, sent: str, score: float, qcov: float, prior: float = 0.0, follow_up: bool = False) -> Fact:
+    return Fact(
+        sent,
+        it.source,
+        round(score, 3),
+        qcov=round(qcov, 3),
+        form=it.form,
+        retrieval=round(float(it.score), 3) if it.form == "kb" and it.score is not None else None,
+        prior=round(prior, 3),  # what the KB's ranking of its chunk adds
+        follow_up=follow_up,
+    )
 
 
-def _bridge_leads(new_facts: list[dict], old_facts: list[dict], unread_leads: dict[int, tuple]) -> list[dict]:
+def _finding(f: Fact) -> dict:
+    """A fact as analyze() reports it (the engines' extracted_info; the Analyzer node dates it)."""
+    data = {"fact": f.text, "source": f.source, "score": f.score, "qcov": f.qcov}
+    if f.follow_up:
+        data["follow_up"] = True
+    if f.prior:
+        data["prior"] = f.prior
+    data["form"] = f.form
+    if f.retrieval is not None:
+        data["retrieval"] = f.retrieval
+    return data
+
+
+def _bridge_leads(new_facts: list[Fact], old_facts: list[Fact], unread_leads: dict[int, tuple]) -> list[Fact]:
     """A document the best facts name (the bridge of a two-hop question) keeps its opening sentence
     even when that shares few words with the question: it says what the named thing is."""
-    have = {f["source"] for f in new_facts}
-    best = sorted(new_facts, key=lambda f: -f["score"])[: T.BRIDGE_FROM] + old_facts[: T.BRIDGE_FROM]
-    named_text = phrase(" ".join(f.get("fact", f.get("text", "")) for f in best))
+    have = {f.source for f in new_facts}
+    best = sorted(new_facts, key=lambda f: -f.score)[: T.BRIDGE_FROM] + old_facts[: T.BRIDGE_FROM]
+    named_text = phrase(" ".join(f.text for f in best))
     return [
         _fact(it, sent, T.MIN_SCORE, qcov)
         for src, (it, qcov, sent) in unread_leads.items()
@@ -395,19 +410,19 @@ def _bridge_leads(new_facts: list[dict], old_facts: list[dict], unread_leads: di
     ]
 
 
-def _keep(new_facts: list[dict]) -> list[dict]:
+def _keep(new_facts: list[Fact]) -> list[Fact]:
     """Every document keeps its best passage (a linked page may hold the second half of the answer
     while sharing few words with the question); the rest compete on score."""
     firsts, seen_src = [], set()
-    for f in sorted(new_facts, key=lambda f: -f["score"]):
-        if f["source"] not in seen_src:
-            seen_src.add(f["source"])
+    for f in sorted(new_facts, key=lambda f: -f.score):
+        if f.source not in seen_src:
+            seen_src.add(f.source)
             firsts.append(f)
-    rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f["score"])
-    return sorted(firsts + rest[: max(0, T.MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f["score"])
+    rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f.score)
+    return sorted(firsts + rest[: max(0, T.MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f.score)
 
 
-def _unread_bridge(facts: list[dict], qterms: set[str], unread_titles: list[str]) -> bool:
+def _unread_bridge(facts: list[Fact], qterms: set[str], unread_titles: list[str]) -> bool:
     """Whether the best facts name something (a name the question does not) whose page was found but
     not read: the second hop of a two-hop question is on that page."""
     unread = {title_phrase(t) for t in unread_titles} - {""}
@@ -418,7 +433,7 @@ def _unread_bridge(facts: list[dict], qterms: set[str], unread_titles: list[str]
     return False
 
 
-def _next_urls(items: list[ToolItem], facts: list[dict], qterms: set[str]) -> list[str]:
+def _next_urls(items: list[ToolItem], facts: list[Fact], qterms: set[str]) -> list[str]:
     """Pages worth reading next: search results and links, by the question's and the leads' words."""
     ents = salient_entities(facts, qterms)
     ent_terms = set().union(*(term_set(e) for e in ents))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..research.loopdata import Fact
 from ..text import content_terms, fold, paragraphs, split_sentences, stem, term_set, without_marker
 from .tuning import OFFLINE as T
 
@@ -230,13 +231,13 @@ def is_quotable(sentence: str) -> bool:
     return T.MIN_CHARS <= len(sentence) <= T.MAX_CHARS and not sentence.startswith(("#", "|"))
 
 
-def trust(fact: dict) -> float:
+def trust(fact: Fact) -> float:
     """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
     passage counts in proportion to the KB's own retrieval score."""
-    if fact.get("form") == "snippet":
+    if fact.form == "snippet":
         return T.SNIPPET_TRUST
-    if fact.get("form") == "kb" and "retrieval" in fact:
-        return T.KB_TRUST_BASE + (1 - T.KB_TRUST_BASE) * fact["retrieval"]
+    if fact.form == "kb" and fact.retrieval is not None:
+        return T.KB_TRUST_BASE + (1 - T.KB_TRUST_BASE) * fact.retrieval
     return 1.0
 
 
@@ -244,7 +245,7 @@ FEATURES = ("coverage", "best", "framed", "support", "wants_value", "value_found
 
 
 def confidence_features(
-    answer: list[dict], facts: list[dict], weights: dict[str, float], query: str, decided: bool = False
+    answer: list[Fact], facts: list[Fact], weights: dict[str, float], query: str, decided: bool = False
 ) -> dict[str, float]:
     """What the confidence in an answer is made of, each in 0..1, from the facts the answer states
     (`answer`) and all the facts read (`facts`):
@@ -256,21 +257,21 @@ def confidence_features(
     no fact of the answer; verdict: a yes/no comparison the facts settle."""
     # What the facts themselves say: a sentence read with its document's title (select.about_subject)
     # ranks higher among facts, but the title's words are not evidence the answer was found.
-    said = [(f, coverage(terms, weights), terms) for f in answer for terms in [term_set(f["text"])]]
+    said = [(f, coverage(terms, weights), terms) for f in answer for terms in [term_set(f.text)]]
     if not said:
         return dict.fromkeys(FEATURES, 0.0)
     union: set[str] = set().union(*(t for _, _, t in said))
     wants = asks_for(query)
     rarest = max(weights, key=lambda t: (weights[t], t)) if weights else ""
     mean = sum(weights.values()) / len(weights) if weights else 0.0
-    supporting = {f["source"] for f in facts if coverage(term_set(f["text"]), weights) >= 0.4}
+    supporting = {f.source for f in facts if coverage(term_set(f.text), weights) >= 0.4}
     return {
         "coverage": coverage(union, weights),
         "best": max(c * trust(f) for f, c, _ in said),
-        "framed": max(min(1.0, float(f.get("qcov", 0.0))) for f, _, _ in said),
+        "framed": max(min(1.0, float(f.qcov or 0.0)) for f, _, _ in said),
         "support": min(1.0, len(supporting) / 2),
         "wants_value": float(wants is not None),
-        "value_found": float(any(holds(wants, f["text"], query) for f, _, _ in said)),
+        "value_found": float(any(holds(wants, f.text, query) for f, _, _ in said)),
         "rare_missing": float(weights.get(rarest, 0) > T.RARE_FACTOR * mean and rarest not in union),
         "verdict": float(decided),
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ..research.loopdata import Fact, Source
 from ..text import bare_title, has_qualifier, term_set, tokenize
 from .passages import asks_for, coverage, holds, without_heading
 from .tuning import OFFLINE as T
@@ -82,94 +83,93 @@ def _wanted(query: str):
 
 
 def choose(
-    query: str, facts: list[dict], sources: list[dict], weights: dict[str, float], lead: bool = False
-) -> list[dict]:
+    query: str, facts: list[Fact], sources: list[Source], weights: dict[str, float], lead: bool = False
+) -> list[Fact]:
     """The facts the report states, in order. `facts` are sorted best first (by question coverage).
     With `lead`, the first fact opens the answer (it holds the value the question asks for) and only
     what adds to it joins."""
     if not facts:
         return []
-    names = {s["n"]: title_phrase(s.get("title", "")) for s in sources}
-    text_of = {s["n"]: " ".join([s.get("excerpt") or "", s.get("snippet") or ""]) for s in sources}
+    names = {s.n: title_phrase(s.title) for s in sources}
+    text_of = {s.n: " ".join([s.excerpt or "", s.snippet or ""]) for s in sources}
     for f in facts:  # what was read of a document includes its facts
-        text_of[f["source"]] = text_of.get(f["source"], "") + " " + f["text"]
+        text_of[f.source] = text_of.get(f.source, "") + " " + f.text
     named = named_in(query, names, weights)
-    linked = {n: mentions(text_of.get(n, ""), names, own=n) for n in {f["source"] for f in facts}}
+    linked = {n: mentions(text_of.get(n, ""), names, own=n) for n in {f.source for f in facts}}
     wanted = _wanted(query)
     qwords = set(tokenize(query))
     w = set(weights)
     # A document's opening sentence is about what its title names (as the analyzer reads it).
-    titles = {s["n"]: term_set(bare_title(s.get("title", ""))) for s in sources}
-    excerpts = {s["n"]: without_heading((s.get("excerpt") or "").lstrip()) for s in sources}
+    titles = {s.n: term_set(bare_title(s.title)) for s in sources}
+    excerpts = {s.n: without_heading((s.excerpt or "").lstrip()) for s in sources}
 
-    def about(f: dict) -> set[str]:
-        text = f["text"].strip()
-        lead = excerpts.get(f["source"], "").startswith(text[:80])
-        return (term_set(text) | (titles.get(f["source"], set()) if about_subject(text, lead) else set())) & w
+    def about(f: Fact) -> set[str]:
+        text = f.text.strip()
+        lead = excerpts.get(f.source, "").startswith(text[:80])
+        return (term_set(text) | (titles.get(f.source, set()) if about_subject(text, lead) else set())) & w
 
     terms = [about(f) for f in facts]
     terms_of = {id(f): t for f, t in zip(facts, terms, strict=True)}
 
     wants = asks_for(query)
 
-    def has_type(f: dict) -> bool:
+    def has_type(f: Fact) -> bool:
         if wants in ("default", "version", "code"):
-            return holds(wants, f["text"], query)
-        return bool(wanted) and any(v not in qwords for v in wanted.findall(f["text"]))
+            return holds(wants, f.text, query)
+        return bool(wanted) and any(v not in qwords for v in wanted.findall(f.text))
 
-    plain = {s["n"] for s in sources if not has_qualifier(s.get("title", ""))}
+    plain = {s.n for s in sources if not has_qualifier(s.title)}
 
-    def primary(f: dict) -> bool:
+    def primary(f: Fact) -> bool:
         """A title without a qualifier names the main thing of that name ("Ed Wood", not "Ed Wood
         (film)"): on a tie, the pair about the main thing wins."""
-        return f["source"] in plain
+        return f.source in plain
 
-    def link(a: dict, b: dict) -> bool:
-        return (b["source"] not in named and b["source"] in linked[a["source"]]) or (
-            a["source"] not in named and a["source"] in linked[b["source"]]
+    def link(a: Fact, b: Fact) -> bool:
+        return (b.source not in named and b.source in linked[a.source]) or (
+            a.source not in named and a.source in linked[b.source]
         )
 
     best, pair = -1.0, [facts[0]]
     for i, a in enumerate(facts[: 1 if lead else FIRST_CANDIDATES]):
         for j, b in enumerate(facts):
-            if b["source"] == a["source"]:
+            if b.source == a.source:
                 continue
             tied = link(a, b)
             if not (
-                (terms[j] - terms[i] or tied or b["source"] in named)
-                and (terms[i] - terms[j] or tied or a["source"] in named)
+                (terms[j] - terms[i] or tied or b.source in named)
+                and (terms[i] - terms[j] or tied or a.source in named)
             ):
                 continue  # one of the two adds nothing: the answer may well be in one document
             s = (
                 coverage(terms[i] | terms[j], weights)
                 + LINK_BONUS * tied
-                + NAMED_BONUS
-                * ((a["source"] in named) + (b["source"] in named and names[b["source"]] != names[a["source"]]))
+                + NAMED_BONUS * ((a.source in named) + (b.source in named and names[b.source] != names[a.source]))
                 + TYPE_BONUS * (has_type(a) or has_type(b))
-                + T.PAIR_SCORE_WEIGHT * (a.get("score", 0) + b.get("score", 0))
+                + T.PAIR_SCORE_WEIGHT * (a.score + b.score)
                 + 0.01 * (primary(a) + primary(b))
             )
             if s > best + 1e-9:
-                best, pair = s, [a, b] if lead or a.get("qcov", 0) >= b.get("qcov", 0) else [b, a]
+                best, pair = s, [a, b] if lead or (a.qcov or 0) >= (b.qcov or 0) else [b, a]
     chosen = list(pair)
     covered = set().union(*(terms_of[id(f)] for f in chosen))
     # Each thing the question names is cited once (one document per name: "Teen Titans" and
     # "Teen Titans (season 1)" are one name), by its best fact.
-    cited_names = {names[f["source"]] for f in chosen}
+    cited_names = {names[f.source] for f in chosen}
     for n in sorted(named, key=lambda n: -len(names[n])):
         if names[n] in cited_names or len(chosen) >= MAX_FACTS:
             continue
-        mine = [f for f in facts if f["source"] in named and names[f["source"]] == names[n]]
+        mine = [f for f in facts if f.source in named and names[f.source] == names[n]]
         mine.sort(key=lambda f: not primary(f))  # the main thing of that name first
         if mine:
             chosen.append(mine[0])
             cited_names.add(names[n])
             covered |= terms_of[id(mine[0])]
     # Then greedy cover: the fact adding the most uncovered question weight, until none adds any.
-    floor = 0.2 * facts[0].get("qcov", 0)
-    pool = [f for f in facts if f not in chosen and f.get("qcov", 0) >= floor]
+    floor = 0.2 * (facts[0].qcov or 0)
+    pool = [f for f in facts if f not in chosen and (f.qcov or 0) >= floor]
     while pool and len(chosen) < MAX_FACTS:
-        gains = [(coverage(terms_of[id(f)] - covered, weights), f.get("qcov", 0), -i) for i, f in enumerate(pool)]
+        gains = [(coverage(terms_of[id(f)] - covered, weights), f.qcov or 0, -i) for i, f in enumerate(pool)]
         gain, _, neg_i = max(gains)
         if gain <= 0:
             break

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from ..research.loopdata import Fact, Source
 from ..text import STOPWORDS, bare_title, fold, term_set, tokenize
 from .select import named_in, title_phrase
 
@@ -28,8 +29,8 @@ _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:(?:an?|the|one of the)\s+)?(.{
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
 
 
-def _facts_of(n: int, facts: list[dict]) -> list[dict]:
-    return [f for f in facts if f["source"] == n]
+def _facts_of(n: int, facts: list[Fact]) -> list[Fact]:
+    return [f for f in facts if f.source == n]
 
 
 def _what_it_is(fact: str) -> tuple[set[str], str]:
@@ -44,7 +45,7 @@ def _what_it_is(fact: str) -> tuple[set[str], str]:
     return caps, (plain[0] if plain else "")
 
 
-def verdict(query: str, chosen: list[dict], facts: list[dict], sources: list[dict], weights: dict[str, float]):
+def verdict(query: str, chosen: list[Fact], facts: list[Fact], sources: list[Source], weights: dict[str, float]):
     """(sentence starting "Yes." or "No.", with citations; the two facts it rests on) or None.
     `chosen` are the facts the report states already."""
     got = _decide(query, chosen, facts, sources, weights)
@@ -55,42 +56,40 @@ def _decide(query, chosen, facts, sources, weights):
     toks = tokenize(query)
     if not toks or toks[0] not in _AUX:
         return None
-    names = {s["n"]: title_phrase(s.get("title", "")) for s in sources}
+    names = {s.n: title_phrase(s.title) for s in sources}
     by_name: dict[str, int] = {}
-    stated = {f["source"] for f in chosen}
+    stated = {f.source for f in chosen}
     for n in sorted(named_in(query, names, weights), key=lambda n: (n not in stated, n)):
         if _facts_of(n, facts):
             by_name.setdefault(names[n], n)
     if len(by_name) != 2:
         return None
     (pa, a), (pb, b) = by_name.items()
-    fa = next((f for f in chosen if f["source"] == a), _facts_of(a, facts)[0])
-    fb = next((f for f in chosen if f["source"] == b), _facts_of(b, facts)[0])
-    title = {s["n"]: s.get("title", "") for s in sources}
+    fa = next((f for f in chosen if f.source == a), _facts_of(a, facts)[0])
+    fb = next((f for f in chosen if f.source == b), _facts_of(b, facts)[0])
+    title = {s.n: s.title for s in sources}
     subject = {a: bare_title(title[a]), b: bare_title(title[b])}
     qwords = set(toks)
 
     if "same" in qwords:
-        (ca, _), (cb, _) = _what_it_is(fa["text"]), _what_it_is(fb["text"])
+        (ca, _), (cb, _) = _what_it_is(fa.text), _what_it_is(fb.text)
         ca, cb = ca - qwords, cb - qwords
         shared = ca & cb
         if shared:
-            word = _as_written(fa["text"], shared)
+            word = _as_written(fa.text, shared)
             return "Yes", f"Both are {word} [{a}] [{b}].", (fa, fb)
         if ca and cb:
-            va = _as_written(fa["text"], ca)
-            vb = _as_written(fb["text"], cb)
+            va = _as_written(fa.text, ca)
+            vb = _as_written(fb.text, cb)
             return "No", f"{subject[a]}: {va} [{a}]. {subject[b]}: {vb} [{b}].", (fa, fb)
         return None
 
     prop = set(weights) - term_set(pa) - term_set(pb) - {t for t in qwords if t in _LINKING | _AUX}
     if not prop:
         return None
-    read = {
-        x["n"]: term_set(" ".join(filter(None, (x.get("title"), x.get("excerpt"), x.get("snippet"))))) for x in sources
-    }
+    read = {x.n: term_set(" ".join(filter(None, (x.title, x.excerpt, x.snippet)))) for x in sources}
     for f in facts:
-        read[f["source"]] = read.get(f["source"], set()) | term_set(f["text"])
+        read[f.source] = read.get(f.source, set()) | term_set(f.text)
     key = {t for t in prop if weights[t] > 1.0}  # the property's names and numbers
     if key:
         has_a, has_b = key <= read.get(a, set()), key <= read.get(b, set())
@@ -104,7 +103,7 @@ def _decide(query, chosen, facts, sources, weights):
     if prop <= read.get(a, set()) and prop <= read.get(b, set()):
         said = _surface(query, prop)
         return "Yes", f"{subject[a]}: {said} [{a}]. {subject[b]}: {said} [{b}].", (fa, fb)
-    (_, na), (_, nb) = _what_it_is(fa["text"]), _what_it_is(fb["text"])
+    (_, na), (_, nb) = _what_it_is(fa.text), _what_it_is(fb.text)
     if na and na == nb:
         return "Yes", f"Both are a {na} [{a}] [{b}].", (fa, fb)
     return None

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..text import STOPWORDS, content_terms, split_sentences, stem, tokenize, without_marker
+from .loopdata import Fact, Source
 
 EXCERPT_CHARS = 6000  # text kept per source from one tool result (what an LLM analyzer is shown)
 EXCERPT_MAX = 9000  # per source in all, with the extracted sentences appended beyond the first window
@@ -52,12 +53,12 @@ def merge_excerpt(old: str, new: str, limit: int = EXCERPT_MAX) -> str:
     return f"{old}\n…\n{new[:room]}" if old else new[:room]
 
 
-def source_text(source: dict, facts: list[dict] = ()) -> str:
+def source_text(source: Source, facts: list[Fact] = ()) -> str:
     """What Sleuth kept of a source: title, snippet and excerpt; facts only when no excerpt was
     kept (sessions saved before excerpts existed)."""
-    parts = [source.get("title") or "", source.get("snippet") or "", source.get("excerpt") or ""]
-    if not source.get("excerpt"):
-        parts += [f["text"] for f in facts if f.get("source") == source.get("n")]
+    parts = [source.title or "", source.snippet or "", source.excerpt or ""]
+    if not source.excerpt:
+        parts += [f.text for f in facts if f.source == source.n]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -116,10 +117,10 @@ class _Text:
     sentences: list[str]
 
 
-def _index(source: dict, facts: list[dict]) -> _Text:
+def _index(source: Source, facts: list[Fact]) -> _Text:
     text = source_text(source, facts)
     toks = tokenize(_norm(text))
-    body = text[len(source.get("title") or "") :] if text.startswith(source.get("title") or "\0") else text
+    body = text[len(source.title or "") :] if text.startswith(source.title or "\0") else text
     return _Text(set(toks), {stem(t) for t in toks}, split_sentences(body))
 
 
@@ -192,9 +193,9 @@ class Verification:
         return {"total": self.total, "supported": self.supported, "unsupported": self.total - self.supported}
 
 
-def verify(answer: str, sources: list[dict], facts: list[dict] = ()) -> Verification:
+def verify(answer: str, sources: list[Source], facts: list[Fact] = ()) -> Verification:
     """A verdict for every [n] in `answer` against the stored text of source n."""
-    by_n = {s["n"]: s for s in sources}
+    by_n = {s.n: s for s in sources}
     cache: dict[int, _Text] = {}
 
     def text(n: int) -> _Text:

@@ -1,11 +1,12 @@
-"""The research loop's data in flight, as types: what a Decision chose, what a tool found, the step
-the Analyzer reads, and what an analysis says. They are plain Python objects while the loop runs and
-become JSON only when a session is saved (`to_json`, called by utils/sessions.py); a session saved
-mid-step comes back with `PendingStep.from_json`.
+"""The research loop's data, as types: what a Decision chose, what a tool found, the step the
+Analyzer reads, what an analysis says, and what the session keeps of it (the numbered sources and
+the facts). They are plain Python objects while the loop runs and become JSON only when a session is
+saved (research/state.py: `saved_form`, with each type's `to_json`); `restored` reads them back with
+`from_json`, which takes the defaults for what an older file lacks and ignores what it does not know.
 
 One meaning per field name: an item's and a fact's `form` is what its text is (a search `snippet`,
-a whole `page`, a `kb` passage); a source's `kind` (research/state.py) is where it lives
-(`external` on the web, `internal` in the knowledge base); an error record's `kind` is why it failed.
+a whole `page`, a `kb` passage); a source's `kind` is where it lives (`external` on the web,
+`internal` in the knowledge base); an error record's `kind` is why it failed.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class ToolItem:
     section: str = ""  # KB passages: the heading path of the chunk ("Title › Section"), "" if none
     links: list[str] = field(default_factory=list)  # pages: the links found in it
     requested: str = ""  # pages: the URL asked for, when a redirect landed elsewhere
-    source: int = 0  # its source number once recorded (research/state.py: add_source)
+    source: int = 0  # its Source's number once recorded (research/state.py: add_source)
 
     @property
     def internal(self) -> bool:
@@ -104,7 +105,7 @@ class PendingStep:
 class Analysis:
     """What an engine's analyze() says about one step (the engines' dict, read once, here)."""
 
-    extracted_info: list[dict]  # {"fact", "source", "score", and from the offline engine "qcov", "form", "retrieval"}
+    extracted_info: list[dict]  # {"fact", "source", "score"}, and from the offline engine Fact's other fields
     assessment: str
     confidence_score: float
     suggestions_for_next_step: list[str] = field(default_factory=list)
@@ -123,9 +124,74 @@ class Analysis:
         )
 
 
+@dataclass
+class Source:
+    """A numbered source: a web page, or a document in the knowledge base (research/state.py: add_source)."""
+
+    n: int  # citation number, 1-based, stable for the session
+    title: str = ""
+    url: str = ""  # web URL, or the KB document (path/URL) for internal sources
+    kb_id: str | None = None  # chunk id for KB hits
+    tool: str = ""  # search backend (duckduckgo, searxng, google_cse, google_grounding; old: google) | crawl | kb
+    kind: Literal["external", "internal"] = "external"
+    snippet: str = ""
+    excerpt: str = ""  # bounded text kept to verify citations (research/citations.py); "" in old sessions
+    redirected_from: str = ""  # the URL first found (a search redirect link) when crawling landed elsewhere
+
+    def to_json(self) -> dict:
+        """The saved form (`redirected_from` only when there was a redirect, as sessions have held it)."""
+        data = asdict(self)
+        if not self.redirected_from:
+            del data["redirected_from"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> Source:
+        if not isinstance(data, dict) or not isinstance(data.get("n"), int):
+            raise ValueError('its "sources" include an entry that is not a numbered source')
+        return cls(**{k: v for k, v in data.items() if k in _SOURCE_FIELDS})
+
+
+@dataclass
+class Fact:
+    """A passage kept for the report: what one source says that bears on the question."""
+
+    text: str
+    source: int  # the number of its Source
+    score: float = 0.0  # relevance to the question, 0..1
+    step: int = 0  # the step that found it (0 while the analyzer is still weighing it)
+    qcov: float | None = None  # offline analyzer: weighted share of the question's terms in it; None from an LLM
+    form: Form | Literal[""] = ""  # what its text was read from; "" when an LLM extracted it
+    retrieval: float | None = None  # KB facts (offline analyzer): the hit's retrieval score
+    prior: float = 0.0  # offline analyzer, KB facts: what the KB's ranking of the chunk adds to its rank
+    follow_up: bool = False  # offline analyzer: found by a search for a lead, not for the question itself
+
+    def to_json(self) -> dict:
+        """The saved form: the analyzer's optional fields only when it set them, as sessions have held it."""
+        data = {"text": self.text, "source": self.source, "score": self.score, "step": self.step}
+        optional = {"qcov": self.qcov, "form": self.form or None, "retrieval": self.retrieval}
+        data |= {k: v for k, v in optional.items() if v is not None}
+        data |= {k: v for k, v in (("prior", self.prior), ("follow_up", self.follow_up)) if v}
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> Fact:
+        """A saved fact; older files called its `form` `kind`."""
+        if not isinstance(data, dict) or not isinstance(data.get("source"), int):
+            raise ValueError('its "extracted_information" include an entry that is not a fact with a source')
+        known = {k: v for k, v in data.items() if k in _FACT_FIELDS}
+        if "form" not in known and "kind" in data:
+            known["form"] = data["kind"]
+        return cls(**{"text": "", **known})
+
+
+_SOURCE_FIELDS = frozenset(f.name for f in fields(Source))
+_FACT_FIELDS = frozenset(f.name for f in fields(Fact))
+
+
 def to_json(value: object) -> object:
     """`json.dumps(default=...)` for the loop's types: how they are saved."""
-    if isinstance(value, PendingStep):
+    if isinstance(value, PendingStep | Source | Fact):
         return value.to_json()
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)

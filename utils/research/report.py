@@ -104,14 +104,14 @@ def cost_note(shared: dict) -> str:
 
 
 def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
-    sources = {s["n"]: s for s in shared.get("sources", [])}
+    sources = {s.n: s for s in shared.get("sources", [])}
     answer = clean_citations(answer, set(sources))
     used = [n for n in cited(answer) if n in sources]
     fact_sources = []
     rejected = set(shared.get("excluded_sources") or [])  # the human rejected them: listed only if still cited
-    for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.get("score", 0)):
-        if f["source"] not in used and f["source"] not in fact_sources and f["source"] not in rejected:
-            fact_sources.append(f["source"])
+    for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.score):
+        if f.source not in used and f.source not in fact_sources and f.source not in rejected:
+            fact_sources.append(f.source)
     listed = used + fact_sources[: max(0, max_sources - len(used))]
     reason = shared.get("stop_reason") or ""
     parts = [
@@ -133,9 +133,9 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
         parts.append("(none)")
     for n in sorted(listed):  # in numeric order; the numbers stay the session's, as feedback names them
         s = sources[n]
-        where = s.get("url", "")
-        kind = "knowledge base" if s.get("kind") == "internal" else s.get("tool", "web")
-        parts.append(f"- [{n}] {s.get('title') or where} \u2014 {where} ({kind})")
+        where = s.url
+        kind = "knowledge base" if s.kind == "internal" else s.tool or "web"
+        parts.append(f"- [{n}] {s.title or where} \u2014 {where} ({kind})")
         if n in used:
             parts += quote_lines(shared.get("citations") or {}, n)
     if listed and len(listed) < max(listed):

@@ -1,9 +1,10 @@
 """The shared store: Sleuth's one piece of state.
 
 PocketFlow nodes are copied on every visit, so everything that must survive a step lives here.
-The schema is declared with TypedDicts (documented in docs/design.md). It holds JSON types,
-except for the step in flight, `pending`, a PendingStep (research/loopdata.py) or None:
-`saved_form(shared)` is the JSON a session file holds, and `restored` reads it back.
+The schema is declared with TypedDicts (documented in docs/design.md). It holds JSON types, except
+for the loop's data (research/loopdata.py): the sources (Source), the facts (Fact) and the step in
+flight, `pending` (a PendingStep or None). `saved_form(shared)` is the JSON a session file holds,
+and `restored` reads it back.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Literal, TypedDict
 
 from ..text import valid_text
 from ..usage import sum_usage
-from .loopdata import PendingStep
+from .loopdata import Fact, PendingStep, Source
 
 SCHEMA_VERSION = 1
 
@@ -34,30 +35,6 @@ class HistoryEntry(TypedDict, total=False):
     retrieval_confidence: float  # KB steps only: the best hit's score
     elapsed_ms: int
     timestamp: str
-
-
-class Fact(TypedDict, total=False):
-    text: str
-    source: int  # number of the source in `sources`
-    score: float  # relevance to the question, 0..1
-    step: int
-    qcov: float  # offline analyzer: weighted share of the question's terms in the fact
-    form: str  # snippet | page | kb: what the text it came from is (older sessions: "kind")
-    retrieval: float  # KB facts: the hit's retrieval score
-    follow_up: bool  # offline analyzer: found by a search for a lead, not for the question itself
-    prior: float  # offline analyzer, KB facts: what the KB's ranking of the chunk adds to the fact's rank
-
-
-class Source(TypedDict, total=False):
-    n: int  # citation number, 1-based, stable for the session
-    title: str
-    url: str  # web URL, or the KB document (path/URL) for internal sources
-    kb_id: str | None  # chunk id for KB hits
-    tool: str  # search backend (duckduckgo, searxng, google_cse, google_grounding; old: google) | crawl | kb
-    redirected_from: str  # the URL first found (e.g. a search redirect link) when crawling landed elsewhere
-    kind: Literal["external", "internal"]
-    snippet: str
-    excerpt: str  # bounded text kept to verify citations (research/citations.py); "" in old sessions
 
 
 class AnalyzerRecord(TypedDict, total=False):
@@ -188,16 +165,20 @@ def restored(data: object) -> Shared:
             raise ValueError(f'its "{key}" should be a JSON {_json_kind(default)}, not a {_json_kind(value)}')
         shared[key] = value
     shared["pending"] = PendingStep.from_json(shared["pending"]) if isinstance(shared["pending"], dict) else None
-    for f in shared["extracted_information"]:  # older sessions called a fact's `form` `kind`
-        if isinstance(f, dict) and "kind" in f:
-            f.setdefault("form", f.pop("kind"))
+    shared["sources"] = [Source.from_json(s) for s in shared["sources"]]
+    shared["extracted_information"] = [Fact.from_json(f) for f in shared["extracted_information"]]
     return shared
 
 
 def saved_form(shared: Shared) -> dict:
     """The shared store as JSON types: what a session file holds (the step in flight as an object)."""
     pending = shared.get("pending")
-    return {**shared, "pending": pending.to_json() if pending else {}}
+    return {
+        **shared,
+        "extracted_information": [f.to_json() for f in shared.get("extracted_information", [])],
+        "sources": [s.to_json() for s in shared.get("sources", [])],
+        "pending": pending.to_json() if pending else {},
+    }
 
 
 def _json_kind(value: object) -> str:
@@ -231,20 +212,20 @@ def add_source(
     key = normalize_url(url) if kind == "external" else url
     if redirected_from and kind == "external" and normalize_url(redirected_from) != key:
         origin = normalize_url(redirected_from)
-        if not any(normalize_url(s["url"]) == key for s in shared["sources"] if s["kind"] == kind):
+        if not any(normalize_url(s.url) == key for s in shared["sources"] if s.kind == kind):
             for s in shared["sources"]:
-                if s["kind"] == kind and normalize_url(s["url"]) == origin:
-                    s.update(url=url, redirected_from=redirected_from, tool=tool, title=title or s.get("title", url))
-                    return s["n"]
+                if s.kind == kind and normalize_url(s.url) == origin:
+                    s.url, s.redirected_from, s.tool, s.title = url, redirected_from, tool, title or s.title
+                    return s.n
     for s in shared["sources"]:
-        same = normalize_url(s["url"]) if s["kind"] == "external" else s["url"]
-        if s["kind"] == kind and same == key:
-            if title and s.get("title") in ("", s["url"]):
-                s["title"] = title
+        same = normalize_url(s.url) if s.kind == "external" else s.url
+        if s.kind == kind and same == key:
+            if title and s.title in ("", s.url):
+                s.title = title
             if tool == "crawl":
-                s["tool"] = "crawl"  # the page itself was read, not just its search snippet
-            s["excerpt"] = merge_excerpt(s.get("excerpt", ""), text[:EXCERPT_CHARS])
-            return s["n"]
+                s.tool = "crawl"  # the page itself was read, not just its search snippet
+            s.excerpt = merge_excerpt(s.excerpt, text[:EXCERPT_CHARS])
+            return s.n
     n = len(shared["sources"]) + 1
     shared["sources"].append(
         Source(
@@ -269,8 +250,8 @@ def keep_fact_text(shared: Shared, source: int, sentence: str, item_text: str) -
     if sentence not in item_text:
         return
     for s in shared["sources"]:
-        if s["n"] == source and sentence not in s.get("excerpt", ""):
-            s["excerpt"] = merge_excerpt(s.get("excerpt", ""), sentence)
+        if s.n == source and sentence not in s.excerpt:
+            s.excerpt = merge_excerpt(s.excerpt, sentence)
 
 
 def add_candidates(shared: Shared, entries) -> None:
