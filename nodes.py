@@ -21,6 +21,7 @@ from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
+from .utils.research.numbering import shown
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 from .utils.text import valid_text
 
@@ -504,7 +505,7 @@ class HITLOutput(SleuthNode):
 
     def post(self, shared, ctx, out):
         from .utils.research.citations import summary
-        from .utils.research.report import build_report
+        from .utils.research.report import build_report, numbering
 
         for result in out.results:
             add_usage(shared, result.usage)
@@ -523,6 +524,7 @@ class HITLOutput(SleuthNode):
                 "confidence": shared["confidence_score"],
                 "stop_reason": shared.get("stop_reason"),
                 "citations": out.verification.counts(),
+                **numbering(shared, out.answer),  # the report's [1..k] -> session source numbers
             }
         )
         shared["status"] = "awaiting_feedback"
@@ -538,6 +540,7 @@ class HumanFeedback(SleuthNode):
         return {
             "session_id": shared["session_id"],
             "sources": shared["sources"],
+            "shown": shown(shared["reports"], len(shared["sources"])),  # (order, listed) of the last report
             "report": shared["final_answer"],
             "query": shared["original_query"],
             "round": len(shared["feedback_history"]) + 1,
@@ -568,11 +571,11 @@ class HumanFeedback(SleuthNode):
         if not text:
             shared["status"] = "done"
             return DONE
+        rejected = rejected_sources(text, prep["shown"][0])  # "ignore [2]": [2] as the last report showed it
         shared["feedback_history"].append(
-            {"text": text, "timestamp": now_iso(), "after_iteration": shared["iteration_count"]}
+            {"text": text, "timestamp": now_iso(), "after_iteration": shared["iteration_count"], "rejected": rejected}
         )
-        excluded = set(shared.get("excluded_sources", [])) | set(rejected_sources(text, len(shared["sources"])))
-        shared["excluded_sources"] = sorted(excluded)
+        shared["excluded_sources"] = sorted(set(shared.get("excluded_sources", [])) | set(rejected))
         shared["round_start_iteration"] = shared["iteration_count"]
         shared["round_start_cost"] = shared.get("cost_usd") or 0.0
         shared["round_start_tokens"] = shared["token_usage"]["total"]

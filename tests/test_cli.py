@@ -63,7 +63,8 @@ def test_json_output_shape(cli, web):
     }
     assert data["engine"] == "offline" and data["iterations"] >= 1
     assert data["model"] is None and data["cost_usd"] == 0.0 and data["llm_fallbacks"] == 0
-    assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind", "cited"}
+    assert data["sources"] and set(data["sources"][0]) == {"n", "title", "url", "tool", "kind", "cited", "session_n"}
+    assert [s["n"] for s in data["sources"]] == list(range(1, len(data["sources"]) + 1))  # the report's numbers
     cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", data["answer"])}
     assert cited and cited <= {s["n"] for s in data["sources"]}
     assert {s["n"] for s in data["sources"] if s["cited"]} == cited  # the flag says which back the answer
@@ -223,7 +224,7 @@ def test_gemini_engine_end_to_end_through_the_sdk(cli, web):
     data = json.loads(proc.stdout)
     assert data["engine"] == "gemini" and data["stop_reason"] == "decided"
     assert data["answer"].startswith("Scott Derrickson is American [1].")
-    assert "[42?]" in data["answer"]  # a citation to no source is flagged, after one rewrite with the problem
+    assert "see [?]." in data["answer"]  # a citation to no source is flagged, after one rewrite with the problem
     assert data["citations"] == {"total": 2, "supported": 1, "unsupported": 1}
     assert data["tokens"]["calls"] == 5 and data["tokens"]["total"] == 5 * 18, (data, fake.requests[-1]["path"])
     assert "there is no source [42]" in prompt_of(fake.requests[-1]["body"])

@@ -24,19 +24,23 @@ def key_sources(report: str) -> list[int]:
     return [int(n) for n in re.findall(r"^- \[(\d+)\]", report.split("## Key sources", 1)[1], re.M)]
 
 
-def test_a_rejected_source_leaves_key_sources_and_they_are_in_numeric_order(cli, tmp_path):
+def test_a_rejected_source_leaves_key_sources_numbered_1_to_k_as_the_json_says(cli, tmp_path):
     kb_of_three_notes(cli, tmp_path)
     first = cli("--tools", "kb", "--json", QUESTION)
     sid = json.loads(first.stdout)["session_id"]
     report = cli("sessions", "export", sid).stdout
-    listed = key_sources(report)
-    assert listed == sorted(listed) and len(listed) == 3
-    rejected = next(n for n in listed if f"[{n}]" not in report.split("## Research journey")[0])  # listed, not cited
-    again = cli("--tools", "kb", "--resume", sid, "--feedback", f"ignore [{rejected}]")
+    assert key_sources(report) == [1, 2, 3]
+    answer = report.split("## Research journey")[0]
+    rejected = next(n for n in key_sources(report) if f"[{n}]" not in answer and n < 3)  # listed, not cited
+    gone = re.search(rf"^- \[{rejected}\] .* \u2014 (\S+) ", report, re.M).group(1)
+    again = cli("--tools", "kb", "--resume", sid, "--feedback", f"ignore [{rejected}]", "--json", "-o", "again.md")
     assert again.returncode == 0, again.stderr
-    after = key_sources(again.stdout)
-    assert rejected not in after and after == sorted(after) and after
-    assert "numbers not listed are sources found but not used" in again.stdout
+    text = (tmp_path / "again.md").read_text()
+    assert key_sources(text) == [1, 2] and gone not in text.split("## Key sources")[1]  # no gap where it stood
+    assert "numbers not listed" not in text
+    data = json.loads(again.stdout)  # the JSON numbers the sources as the report does; the rejected one last
+    shown = {int(n): url for n, url in re.findall(r"^- \[(\d+)\] .* \u2014 (\S+) ", text, re.M)}
+    assert {s["n"]: s["url"] for s in data["sources"][:2]} == shown and data["sources"][2]["url"] == gone
 
 
 def test_kb_ingest_of_only_a_missing_path_is_a_usage_error(cli, tmp_path):

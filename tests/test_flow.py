@@ -167,10 +167,13 @@ def test_feedback_restarts_the_loop_and_reaches_the_next_decision(tmp_path):
 def test_feedback_rejecting_a_source_excludes_it():
     from sleuth.utils.research.feedback import rejected_sources
 
-    assert rejected_sources("the second source is outdated", 3) == [2]
-    assert rejected_sources("ignore [3], it is spam", 3) == [3]
-    assert rejected_sources("source 7 is wrong", 3) == []
-    assert rejected_sources("look into pricing in Europe", 3) == []
+    assert rejected_sources("the second source is outdated", [1, 2, 3]) == [2]
+    assert rejected_sources("ignore [3], it is spam", [1, 2, 3]) == [3]
+    assert rejected_sources("source 7 is wrong", [1, 2, 3]) == []
+    assert rejected_sources("look into pricing in Europe", [1, 2, 3]) == []
+    # numbered as the report showed them: its [2] is the session's source 7
+    assert rejected_sources("ignore [2]", [2, 7, 1, 3, 4, 5, 6]) == [7]
+    assert rejected_sources("the first source is wrong", [2, 7, 1]) == [2]
 
 
 class Broken(BaseEngine):

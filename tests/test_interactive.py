@@ -139,3 +139,45 @@ def test_the_live_panel_names_the_search_backend_being_asked(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_sources_at_the_prompt_number_the_sources_as_the_report_just_read(tmp_path):
+    import re
+    import subprocess
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in {
+        "a": "# Starter feeding\n\nA sourdough starter is fed flour and water every day.\n",
+        "b": "# Starter care\n\nA sourdough starter kept in the fridge is fed once a week.\n",
+        "c": "# Starter history\n\nSourdough starter was carried by gold miners, who fed it daily.\n",
+    }.items():
+        (notes / f"{name}.md").write_text(text)
+    env = cli_env(tmp_path, SLEUTH_TOOLS="kb")
+    subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "kb", "ingest", str(notes)], env=env, check=True, capture_output=True
+    )
+
+    def numbered(text: str) -> dict[int, str]:
+        return {
+            int(n): t for n, t in re.findall(r"\[(\d)\] (Starter \w+)", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text))
+        }
+
+    child = spawn_kb(["How often is a sourdough starter fed?"], tmp_path)
+    child.expect("Key sources")
+    child.expect("Feedback")
+    first = numbered(child.before)
+    child.sendline("ignore [2]")  # the second source of the report just read
+    child.expect("Key sources")
+    child.expect("Feedback")
+    second = numbered(child.before)
+    assert first[2] not in second.values() and list(second) == [1, 2]  # gone, and no gap where it stood
+    child.sendline("/sources")
+    child.expect("Feedback")
+    listing = child.before.split("found but not in the report:")
+    assert numbered(listing[0]) == second and numbered(listing[1]) == {3: first[2]}
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert_no_network(tmp_path)

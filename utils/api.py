@@ -81,6 +81,7 @@ class Source:
     kind: str | None
     cited: bool  # the answer cites it; the others were found and read but not used
     quote: str = ""  # the passage of it that supports what the answer cites it for ("" if none)
+    session_n: int = 0  # its number in the session (n is the report's; the session file uses this one)
 
 
 @dataclass
@@ -110,7 +111,16 @@ class Report:
             if c.get("supported") and c.get("quote"):
                 quotes.setdefault(c["n"], c["quote"])
         sources = [
-            Source(s["n"], s["title"] or "", s["url"] or "", s["tool"], s["kind"], s["cited"], quotes.get(s["n"], ""))
+            Source(
+                s["n"],
+                s["title"] or "",
+                s["url"] or "",
+                s["tool"],
+                s["kind"],
+                s["cited"],
+                quotes.get(s["session_n"], ""),
+                s["session_n"],
+            )
             for s in rec["sources"]
         ]
         return cls(
@@ -128,26 +138,31 @@ class Report:
 
 
 def result_json(shared: dict) -> dict:
-    """The JSON record of a session: `sleuth --json`, each batch line, `Report.to_dict()`."""
+    """The JSON record of a session: `sleuth --json`, each batch line, `Report.to_dict()`. Sources
+    are numbered as the last report numbers them (its Key sources first), `session_n` as the session does."""
+    from .research.numbering import renumber, shown
     from .research.report import cited
 
     in_answer = set(cited(shared.get("answer") or ""))
+    order, _ = shown(shared.get("reports") or [], len(shared.get("sources", [])))
+    by_n = {s.n: s for s in shared.get("sources", [])}
     return {
         "query": shared.get("original_query"),
-        "answer": shared.get("answer"),
+        "answer": None if shared.get("answer") is None else renumber(shared["answer"], order),
         "confidence": shared.get("confidence_score"),
         "stop_reason": shared.get("stop_reason"),
         "iterations": shared.get("iteration_count"),
         "sources": [
             {
-                "n": s.n,
+                "n": r,
                 "title": s.title,
                 "url": s.url,
                 "tool": s.tool,
                 "kind": s.kind,
                 "cited": s.n in in_answer,  # the answer cites it (found-but-unused sources are false)
+                "session_n": s.n,
             }
-            for s in shared.get("sources", [])
+            for r, s in enumerate((by_n[n] for n in order), 1)
         ],
         "session_id": shared.get("session_id"),
         "elapsed_ms": shared.get("elapsed_ms"),

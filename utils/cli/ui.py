@@ -132,10 +132,15 @@ class PlainUI:
             if line in ("/help", "/?", "help"):
                 print(FEEDBACK_HELP, file=self.out)
                 continue
-            if line == "/sources":
-                for src in prep.get("sources", []):
+            if line == "/sources":  # numbered as the report numbers them; then the ones it did not list
+                by_n = {src.n: src for src in prep.get("sources", [])}
+                order, listed = prep.get("shown") or (sorted(by_n), 0)
+                for r, n in enumerate(order, 1):
+                    if listed and r == listed + 1:
+                        print("found but not in the report:", file=self.out)
+                    src = by_n[n]
                     print(
-                        f"[{src.n}] {short(src.title, 70)} \u2014 {safe_text(src.url)}",
+                        f"[{r}] {short(src.title, 70)} \u2014 {safe_text(src.url)}",
                         file=self.out,
                     )
                 continue

@@ -4,8 +4,10 @@ the subject rather than about the research itself."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..text import content_terms
+from .numbering import to_session
 
 # Words that say something about the research itself rather than its subject (feedback).
 META_WORDS = frozenset(
@@ -44,14 +46,15 @@ _NEGATIVE = (
 )
 
 
-def rejected_sources(text: str, n_sources: int) -> list[int]:
-    """Source numbers the feedback rejects, e.g. 'the second source is outdated' or 'ignore [3]'."""
+def rejected_sources(text: str, order: Sequence[int]) -> list[int]:
+    """Session numbers of the sources the feedback rejects, e.g. 'the second source is outdated' or
+    'ignore [3]', numbered as the report read showed them: order[i] is the one shown as [i+1]."""
     low = text.lower()
     if not any(w in low for w in _NEGATIVE):
         return []
     nums = {int(g) for groups in re.findall(r"\[(\d+)\]|source\s*#?\s*(\d+)", low) for g in groups if g}
     nums |= {n for w, n in _ORDINALS.items() if re.search(rf"\b{w}\s+(?:source|link|result|reference)", low)}
-    return sorted(n for n in nums if 1 <= n <= n_sources)
+    return to_session(nums, order)  # a number no source was shown as is ignored
 
 
 def feedback_terms(feedback: list[str]) -> list[str]:

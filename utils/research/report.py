@@ -1,9 +1,12 @@
 """The report: the engine's direct answer plus a research journey and key sources built from the
-shared store, so every [n] the reader sees resolves to a listed source."""
+shared store, so every [n] the reader sees resolves to a listed source. The report numbers its
+sources 1..k (research/numbering.py); the answer's markers and the quotes follow."""
 
 from __future__ import annotations
 
 import re
+
+from .numbering import renumber, report_order
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
 _CITE_ANY = re.compile(r"\[(\d{1,3})\??\]")  # [n], or [n?] when the citation failed its check
@@ -56,7 +59,8 @@ def failure_text(entry: dict) -> str:
 
 def journey_lines(shared: dict) -> list[str]:
     lines = []
-    fb_after = {f["after_iteration"]: f["text"] for f in shared.get("feedback_history", [])}
+    title = {s.n: s.title or s.url for s in shared.get("sources", [])}
+    fb_after = {f["after_iteration"]: f for f in shared.get("feedback_history", [])}
     for h in shared.get("research_history", []):
         q = h.get("query_or_url", "")
         q = q if len(q) <= 100 else q[:97] + "..."
@@ -78,19 +82,22 @@ def journey_lines(shared: dict) -> list[str]:
             ]
         extra = f" ({'; '.join(notes)})" if notes else ""
         lines.append(f"{h.get('step')}. `{h.get('action')}` \u201c{q}\u201d \u2192 {outcome}{extra}")
-        if h.get("step") in fb_after:
-            lines.append(f"   - feedback: \u201c{fb_after[h['step']]}\u201d")
+        if h.get("step") in fb_after:  # as typed; what it rejected by name, as [n] is not this report's
+            f = fb_after[h["step"]]
+            dropped = "; ".join(str(title.get(n)) for n in f.get("rejected") or [])
+            lines.append(f"   - feedback: \u201c{f['text']}\u201d" + (f" (dropped: {dropped})" if dropped else ""))
     return lines
 
 
-def quote_lines(citations: dict, n: int) -> list[str]:
-    """Under a cited source: the passage that supports what the answer says it says, or a warning."""
+def quote_lines(citations: dict, n: int, shown_as: int) -> list[str]:
+    """Under cited source n (shown as [shown_as]): the passage that supports what the answer says it
+    says, or a warning."""
     checks = [c for c in citations.get("checks", []) if c.get("n") == n]
     good = [c for c in checks if c.get("supported") and c.get("quote")]
     if good:
         return [f"  > \u201c{good[0]['quote']}\u201d"]
     if checks and not any(c.get("supported") for c in checks):
-        return [f"  > (no passage of this source supports the claim cited to it: marked [{n}?])"]
+        return [f"  > (no passage of this source supports the claim cited to it: marked [{shown_as}?])"]
     return []
 
 
@@ -103,23 +110,38 @@ def cost_note(shared: dict) -> str:
     return f" ({shared['model']}) · {spent}"
 
 
-def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
-    sources = {s.n: s for s in shared.get("sources", [])}
-    answer = clean_citations(answer, set(sources))
+def listed_sources(shared: dict, answer: str, max_sources: int = 12) -> list[int]:
+    """The session numbers of the Key sources, in report order: the cited ones in order of first
+    citation, then the best-scored fact sources the human did not reject (up to max_sources in all)."""
+    sources = {s.n for s in shared.get("sources", [])}
     used = [n for n in cited(answer) if n in sources]
     fact_sources = []
     rejected = set(shared.get("excluded_sources") or [])  # the human rejected them: listed only if still cited
     for f in sorted(shared.get("extracted_information", []), key=lambda f: -f.score):
         if f.source not in used and f.source not in fact_sources and f.source not in rejected:
             fact_sources.append(f.source)
-    listed = used + fact_sources[: max(0, max_sources - len(used))]
+    return used + fact_sources[: max(0, max_sources - len(used))]
+
+
+def numbering(shared: dict, answer: str) -> dict:
+    """What a report's entry in shared["reports"] keeps of its numbers: {"order", "listed"}."""
+    listed = listed_sources(shared, answer)
+    return {"order": report_order(listed, len(shared.get("sources", []))), "listed": len(listed)}
+
+
+def build_report(shared: dict, answer: str) -> str:
+    sources = {s.n: s for s in shared.get("sources", [])}
+    answer = clean_citations(answer, set(sources))
+    used = set(cited(answer))
+    numbers = numbering(shared, answer)
+    order, listed = numbers["order"], numbers["order"][: numbers["listed"]]
     reason = shared.get("stop_reason") or ""
     parts = [
         f"# {shared.get('original_query', '').strip()}",
         "",
         "## Answer",
         "",
-        answer.strip(),
+        renumber(answer, order).strip(),
         "",
         f"*Confidence {shared.get('confidence_score', 0.0):.2f} · stopped: {STOP_TEXT.get(reason, reason)}"
         f" · {shared.get('iteration_count', 0)} step(s) · engine {shared.get('engine', '?')}{cost_note(shared)}*",
@@ -131,13 +153,11 @@ def build_report(shared: dict, answer: str, max_sources: int = 12) -> str:
     parts += ["", "## Key sources", ""]
     if not listed:
         parts.append("(none)")
-    for n in sorted(listed):  # in numeric order; the numbers stay the session's, as feedback names them
+    for r, n in enumerate(listed, 1):  # numbered 1..k: cited first, in order of first citation
         s = sources[n]
         where = s.url
         kind = "knowledge base" if s.kind == "internal" else s.tool or "web"
-        parts.append(f"- [{n}] {s.title or where} \u2014 {where} ({kind})")
+        parts.append(f"- [{r}] {s.title or where} \u2014 {where} ({kind})")
         if n in used:
-            parts += quote_lines(shared.get("citations") or {}, n)
-    if listed and len(listed) < max(listed):
-        parts += ["", f"_The numbers not listed are sources found but not used ({len(sources)} in all)._"]
+            parts += quote_lines(shared.get("citations") or {}, n, r)
     return "\n".join(parts).rstrip() + "\n"

@@ -49,10 +49,11 @@ class AnalyzerRecord(TypedDict, total=False):
     fallback: bool
 
 
-class FeedbackRecord(TypedDict):
+class FeedbackRecord(TypedDict, total=False):
     text: str
     timestamp: str
     after_iteration: int
+    rejected: list[int]  # session numbers of the sources it rejected (absent in sessions saved before)
 
 
 class TokenUsage(TypedDict):
@@ -90,7 +91,8 @@ class Shared(TypedDict, total=False):
     stop_detail: str
     answer: str | None  # the direct answer (markdown with [n] citations)
     final_answer: str | None  # the whole report (answer + journey + sources), markdown
-    reports: list[dict]  # every report shown: {"round","answer","confidence","stop_reason","citations"}
+    reports: list[dict]  # every report shown: {"round","answer","confidence","stop_reason","citations",
+    #   "order","listed"}: order[i] is the session number of the source the report shows as [i+1]
     citations: dict  # the last report's check: {"total","supported","unsupported","regenerated","checks"}
     token_usage: TokenUsage
     cost_usd: float | None  # estimated USD for the tokens spent; None once any call's price is unknown
