@@ -18,7 +18,7 @@ from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
-from .utils.research.feedback import rejected_sources
+from .utils.research.feedback import engine_text, rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.numbering import shown
@@ -46,8 +46,8 @@ def _feedback_texts(shared, current_round_only: bool = False) -> list[str]:
     """All feedback so far, or only the feedback that started the current round."""
     fb = shared["feedback_history"]
     if current_round_only:
-        return [fb[-1]["text"]] if fb else []
-    return [f["text"] for f in fb]
+        return [engine_text(fb[-1])] if fb else []
+    return [engine_text(f) for f in fb]
 
 
 class QueryInput(SleuthNode):

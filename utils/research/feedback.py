@@ -57,6 +57,14 @@ def rejected_sources(text: str, order: Sequence[int]) -> list[int]:
     return to_session(nums, order)  # a number no source was shown as is ignored
 
 
+def engine_text(record: dict) -> str:
+    """Feedback as the engine reads it. The engine numbers sources as the session does, so the ones
+    it rejected by the report's numbers are named by their session numbers too (words that add no
+    search term)."""
+    rejected = record.get("rejected") or []
+    return record["text"] + (f" (that is, source {', '.join(f'[{n}]' for n in rejected)})" if rejected else "")
+
+
 def feedback_terms(feedback: list[str]) -> list[str]:
     out: list[str] = []
     for text in feedback:
