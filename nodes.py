@@ -21,7 +21,7 @@ from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import engine_text, rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
-from .utils.research.numbering import shown
+from .utils.research.numbering import StreamedNumbers, shown
 from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
 from .utils.text import valid_text
 
@@ -499,7 +499,8 @@ class HITLOutput(SleuthNode):
     def exec(self, ctx):
         from .utils.research.citations import verified_report
 
-        stream = self.rt.ui.report_chunk if self.rt.stream_report else None
+        show = self.rt.ui.report_chunk  # streamed with [n] as the report will number them
+        stream = StreamedNumbers([s.n for s in ctx["sources"]], show) if self.rt.stream_report else None
         # Written, checked against the sources, and written once more by an LLM whose citations fail.
         return verified_report(lambda c, first: self.rt.engine.report(c, on_chunk=stream if first else None), ctx)
 

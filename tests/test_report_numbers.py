@@ -97,3 +97,27 @@ def test_batch_json_lines_use_the_numbers_of_the_report_text(tmp_path):
         assert list(listed) == list(range(1, 9))
         assert rec["answer"] == answer_of(text) and "[1]" in rec["answer"] and "[2]" in rec["answer"]
         assert {s["n"]: s["url"] for s in rec["sources"]} == listed
+
+
+class StreamingEngine(ScriptedEngine):
+    """An LLM stand-in that streams its answer in chunks, one cutting a marker in two."""
+
+    def report(self, ctx, on_chunk=None):
+        result = super().report(ctx, on_chunk)
+        if on_chunk:
+            text = str(result.data)
+            for i in range(0, len(text), 7):
+                on_chunk(text[i : i + 7])
+        return result
+
+
+def test_a_streamed_answer_shows_the_numbers_the_report_will_show(tmp_path):
+    e = StreamingEngine([*(("search_duckduckgo", q) for q in QUERIES), ("send_to_hitl", "")], answer=CITES_2_AND_7)
+    rt = make_rt(e, tmp_path=tmp_path)
+    rt.stream_report = True
+    streamed: list[str] = []
+    rt.ui.report_chunk = streamed.append
+    shared = new_shared("What is it about?", engine=e.name)
+    run_flow(rt, shared, "query")
+    assert "".join(streamed) == "It is about alpha [1]. It is about delta [2]." == answer_of(shared["final_answer"])
+    assert all(len(chunk) <= 9 for chunk in streamed)  # shown as it came, not at the end

@@ -13,7 +13,7 @@ too. Pure functions over numbers and strings.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 _MARK = re.compile(r"\[(\d{1,3})(\??)\]")  # [n], or [n?] when the citation failed its check
 
@@ -46,3 +46,29 @@ def shown(reports: Sequence[dict], total: int) -> tuple[list[int], int]:
     1..total, none listed, before the first report (and for sessions saved before reports kept it)."""
     last = reports[-1] if reports else {}
     return report_order(last.get("order") or [], total), int(last.get("listed") or 0)
+
+
+class StreamedNumbers:
+    """An answer renumbered as it streams to the screen: the k-th source it cites first shows as [k],
+    as the report will number it; a number that names no source shows as [?]. Called with each chunk;
+    a marker cut between two chunks waits for the next one."""
+
+    def __init__(self, sources: Iterable[int], show: Callable[[str], None]):
+        self.sources, self.show = set(sources), show
+        self.first: list[int] = []
+        self.held = ""
+
+    def _sub(self, m: re.Match) -> str:
+        n = int(m.group(1))
+        if n not in self.sources:
+            return "[?]"
+        if n not in self.first:
+            self.first.append(n)
+        return f"[{self.first.index(n) + 1}{m.group(2)}]"
+
+    def __call__(self, chunk: str) -> None:
+        text, cut = self.held + chunk, (self.held + chunk).rfind("[")
+        open_marker = cut != -1 and re.fullmatch(r"\[\d{0,3}\??", text[cut:])
+        text, self.held = (text[:cut], text[cut:]) if open_marker else (text, "")
+        if text:
+            self.show(_MARK.sub(self._sub, text))
