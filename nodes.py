@@ -453,7 +453,7 @@ class Analyzer(SleuthNode):
             if f["fact"] not in known:
                 known.add(f["fact"])
                 keep_fact_text(shared, f["source"], f["fact"], item_text.get(f["source"], ""))
-                extra = {k: f[k] for k in ("qcov", "form", "retrieval", "prior", "follow_up") if k in f}
+                extra = {k: f[k] for k in ("qcov", "form", "retrieval", "prior", "follow_up", "sem") if k in f}
                 fact = Fact(f["fact"], f["source"], float(f.get("score", 0.5)), step, **extra)
                 shared["extracted_information"].append(fact)
         conf = analysis.confidence_score

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def pins() -> dict[str, str]:
     out = {}
-    for name in ("requirements.txt", "requirements-dev.txt"):
+    for name in ("requirements.txt", "requirements-dev.txt", "requirements-model.txt"):
         for line in (ROOT / name).read_text().splitlines():
             m = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;]+)", line.strip())
             if m:

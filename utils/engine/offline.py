@@ -35,6 +35,7 @@ from .passages import (
 )
 from .protocol import BaseEngine
 from .select import about_subject, choose, named_in, phrase, title_phrase
+from .semantic import similarity
 from .tuning import OFFLINE as T
 from .verdict import verdict
 
@@ -191,9 +192,9 @@ class OfflineEngine(BaseEngine):
             # The KB ranked whole chunks against the question: its best chunks more likely hold the answer.
             prior = T.RANK_PRIOR / (1 + kb_rank) if it.form == "kb" and not it.linked else 0.0
             kb_rank += it.form == "kb"
-            for score, qcov, sent in cands[: T.MAX_FACTS_PER_ITEM]:
+            for score, qcov, sent, sem in cands[: T.MAX_FACTS_PER_ITEM]:
                 known.add(fold(sent))
-                new_facts.append(_fact(it, sent, score + prior, qcov, prior, follow_up))
+                new_facts.append(_fact(it, sent, score + prior, qcov, prior, follow_up, sem))
             if lead and it.source not in unread_leads:
                 unread_leads[it.source] = lead
         new_facts += _bridge_leads(new_facts, ctx.get("facts", []), unread_leads)
@@ -275,18 +276,26 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     (a two-hop question) and the documents the question names."""
     wants = asks_for(query)
 
+    # With the sentence model (semantic.py), closeness in meaning joins the words in the rank, and
+    # holding a value of the kind asked for no longer puts a fact first: the model tells better which
+    # of the facts that hold a number is about the question.
+    meaning = any(f.sem is not None for f in facts)
+
+    def on_topic(f: Fact) -> bool:  # it holds the value asked for, and is about the subject
+        return holds(wants, f.text, query) and (f.qcov or 0) >= T.VALUE_FIRST_QCOV
+
     def rank(f: Fact) -> tuple:
         value = holds(wants, f.text, query)
-        on_topic = value and (f.qcov or 0) >= T.VALUE_FIRST_QCOV  # it holds the value, about the subject
         strength = (f.qcov or 0) + T.VALUE_BONUS * value + f.prior - T.FOLLOW_UP_PENALTY * f.follow_up
-        return (-on_topic, -strength, -f.score)
+        strength += T.MEANING_WEIGHT * (f.sem or 0)
+        return (-(on_topic(f) and not meaning), -strength, -f.score)
 
     facts = sorted(facts, key=rank)
     full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
     facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
     if not facts:
         return [], None
-    chosen = choose(query, facts, sources, weights, lead=rank(facts[0])[0] == -1)
+    chosen = choose(query, facts, sources, weights, lead=on_topic(facts[0]))
     top = facts[:1]
     said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first
@@ -317,8 +326,9 @@ class _Reading:
         self.query, self.weights, self.step_query = query, weights, step_query
         self.wants = asks_for(query)
 
-    def item(self, it: ToolItem, known: set[str]) -> tuple[list[tuple[float, float, str]], tuple | None]:
-        """(candidates (score, qcov, quote) best first, the item's opening lead when nothing scored)."""
+    def item(self, it: ToolItem, known: set[str]) -> tuple[list[tuple[float, float, str, float | None]], tuple | None]:
+        """(candidates (score, qcov, quote, closeness in meaning) best first, the item's opening lead
+        when nothing scored)."""
         title = it.title
         # A page reached by a link is read for what it is about (its title), like a crawled page.
         focus = question_weights(title if it.linked else (self.step_query or title))
@@ -352,7 +362,21 @@ class _Reading:
             elif opens and lead is None:
                 lead = (it, qcov, quote)
         cands.sort(key=lambda c: -c[0])
-        return cands, lead
+        return self.by_meaning(cands), lead
+
+    def by_meaning(self, cands: list[tuple[float, float, str]]) -> list[tuple[float, float, str, float | None]]:
+        """The best candidates by words, re-ranked with their closeness in meaning to the question
+        (semantic.py; words alone cannot tell which of several sentences on the subject answers it).
+        Without the model, the ranking by words stands."""
+        top = cands[: T.MEANING_CANDIDATES]
+        sims = similarity(self.query, [c[2] for c in top])
+        if sims is None:
+            return [(*c, None) for c in cands]
+        ranked = sorted(
+            ((score + T.MEANING_WEIGHT * s, qcov, quote, s) for (score, qcov, quote), s in zip(top, sims, strict=True)),
+            key=lambda c: -c[0],
+        )
+        return ranked + [(*c, None) for c in cands[T.MEANING_CANDIDATES :]]
 
     def quote(self, p) -> tuple[str, bool]:
         """What to quote for a passage, and whether that holds the value asked for: the sentence; or,
@@ -371,7 +395,15 @@ class _Reading:
         return sent, False
 
 
-def _fact(it: ToolItem, sent: str, score: float, qcov: float, prior: float = 0.0, follow_up: bool = False) -> Fact:
+def _fact(
+    it: ToolItem,
+    sent: str,
+    score: float,
+    qcov: float,
+    prior: float = 0.0,
+    follow_up: bool = False,
+    sem: float | None = None,
+) -> Fact:
     return Fact(
         sent,
         it.source,
@@ -381,6 +413,7 @@ def _fact(it: ToolItem, sent: str, score: float, qcov: float, prior: float = 0.0
         retrieval=round(float(it.score), 3) if it.form == "kb" and it.score is not None else None,
         prior=round(prior, 3),  # what the KB's ranking of its chunk adds
         follow_up=follow_up,
+        sem=sem,
     )
 
 
@@ -394,6 +427,8 @@ def _finding(f: Fact) -> dict:
     data["form"] = f.form
     if f.retrieval is not None:
         data["retrieval"] = f.retrieval
+    if f.sem is not None:
+        data["sem"] = f.sem
     return data
 
 

@@ -50,6 +50,8 @@ class OfflineTuning:
     LEAD_GAIN: float = 0.1  # ...and the next joins it only if it says this much more of the question
     MAX_ANSWER_FACTS: int = 4  # an answer states at most this many passages
     VALUE_FIRST_QCOV: float = 0.35  # a fact this much about the question that holds the value asked for leads
+    MEANING_WEIGHT: float = 0.5  # the sentence model's closeness (-0.1..1) beside coverage (0..1): fitted
+    MEANING_CANDIDATES: int = 5  # a passage's best sentences by words that the model re-ranks (~30 ms each)
     PAIR_SCORE_WEIGHT: float = 0.05  # the analyzer's own score of each fact breaks near-ties between pairs
 
     NOT_FOUND_BELOW: float = 0.3  # below this the report says the sources do not answer (no right dev answer is)

@@ -165,11 +165,12 @@ class Fact:
     retrieval: float | None = None  # KB facts (offline analyzer): the hit's retrieval score
     prior: float = 0.0  # offline analyzer, KB facts: what the KB's ranking of the chunk adds to its rank
     follow_up: bool = False  # offline analyzer: found by a search for a lead, not for the question itself
+    sem: float | None = None  # offline analyzer: closeness in meaning to the question (engine/semantic.py)
 
     def to_json(self) -> dict:
         """The saved form: the analyzer's optional fields only when it set them, as sessions have held it."""
         data = {"text": self.text, "source": self.source, "score": self.score, "step": self.step}
-        optional = {"qcov": self.qcov, "form": self.form or None, "retrieval": self.retrieval}
+        optional = {"qcov": self.qcov, "form": self.form or None, "retrieval": self.retrieval, "sem": self.sem}
         data |= {k: v for k, v in optional.items() if v is not None}
         data |= {k: v for k, v in (("prior", self.prior), ("follow_up", self.follow_up)) if v}
         return data
