@@ -340,7 +340,7 @@ class _Reading:
         # ...and when the question names that title, the opening sentence is kept however few of
         # the question's words it shares: it says what the named thing is.
         named = opens and bool(named_in(self.query, {0: title_phrase(title)}, self.weights))
-        cands: list[tuple[float, float, str]] = []
+        cands: list[tuple[float, float, str, str]] = []
         lead = None
         first = True  # the document's first sentence (a heading above it, e.g. its <h1>, does not count)
         for p in passages(it.text, it.section):
@@ -358,18 +358,23 @@ class _Reading:
             score = max(full, T.FOCUS_WEIGHT * coverage(terms | p.context, focus) + (1 - T.FOCUS_WEIGHT) * full)
             score += T.VALUE_BONUS * value
             if score >= T.MIN_SCORE or (named and opening):
-                cands.append((max(score, T.MIN_SCORE), full, quote))
+                # The model reads the sentence under its heading: "added: v14.14.0" is about what its
+                # heading names, as the words of a sentence's frame count for it above.
+                head = plain_heading(p.heading) if p.heading else it.section.rsplit(" › ", 1)[-1]
+                meant = f"{head}: {quote}" if head and fold(head) not in fold(quote) else quote
+                cands.append((max(score, T.MIN_SCORE), full, quote, meant))
             elif opens and lead is None:
                 lead = (it, qcov, quote)
         cands.sort(key=lambda c: -c[0])
         return self.by_meaning(cands), lead
 
-    def by_meaning(self, cands: list[tuple[float, float, str]]) -> list[tuple[float, float, str, float | None]]:
-        """The best candidates by words, re-ranked with their closeness in meaning to the question
-        (semantic.py; words alone cannot tell which of several sentences on the subject answers it).
-        Without the model, the ranking by words stands."""
+    def by_meaning(self, cands: list[tuple[float, float, str, str]]) -> list[tuple[float, float, str, float | None]]:
+        """The best candidates by words (score, qcov, quote, what the model reads), re-ranked with their
+        closeness in meaning to the question (semantic.py; words alone cannot tell which of several
+        sentences on the subject answers it). Without the model, the ranking by words stands."""
+        sims = similarity(self.query, [meant for *_, meant in cands[: T.MEANING_CANDIDATES]])
+        cands = [c[:3] for c in cands]
         top = cands[: T.MEANING_CANDIDATES]
-        sims = similarity(self.query, [c[2] for c in top])
         if sims is None:
             return [(*c, None) for c in cands]
         ranked = sorted(
