@@ -18,9 +18,15 @@ Nothing imports this module, and only the standard library is imported here: `--
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 from typing import NamedTuple
+
+# One BLAS thread, fixed before numpy loads: the offline engine's sentence model (utils/engine/semantic.py)
+# multiplies small matrices, where threads waiting on a busy core were 3-5x slower; and changing the
+# thread count at run time while batch jobs were inside BLAS hung a `--jobs 4` batch.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 class Command(NamedTuple):

@@ -136,8 +136,6 @@ def available() -> bool:
 def vectors(texts: list[str]) -> list | None:
     """One unit vector per text (cached), or None when the model is not available. Texts are encoded
     outside the lock, so batch jobs encode in parallel (numpy releases the GIL)."""
-    from threadpoolctl import threadpool_limits
-
     with _lock:
         model = _load()
         if model is None:
@@ -145,12 +143,10 @@ def vectors(texts: list[str]) -> list | None:
         have = {t: _cache[t] for t in texts if t in _cache}  # kept even if another job's texts evict them
     todo = [t for t in dict.fromkeys(texts) if t not in have]
     fresh = {}
-    # One BLAS thread: these matrices are small, and threads that wait on a busy core (batch --jobs, or
-    # anything else running) made encoding 3-5 times slower than one thread. One text at a time: no
-    # padding (faster than batches of 32 here), and a text's vector never depends on its batch.
-    with threadpool_limits(limits=1, user_api="blas"):
-        for text in todo:
-            fresh[text] = model.encode([text])[0].round(4)
+    # One text at a time: no padding (faster than batches of 32 here), and a text's vector never
+    # depends on its batch. (main.py runs BLAS on one thread: these matrices are small.)
+    for text in todo:
+        fresh[text] = model.encode([text])[0].round(4)
     with _lock:
         _cache.update(fresh)
         if len(_cache) > CACHE_SIZE:  # the oldest go first
