@@ -281,21 +281,21 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     # of the facts that hold a number is about the question.
     meaning = any(f.sem is not None for f in facts)
 
-    def on_topic(f: Fact) -> bool:  # it holds the value asked for, and is about the subject
-        return holds(wants, f.text, query) and (f.qcov or 0) >= T.VALUE_FIRST_QCOV
+    def on_topic(f: Fact, value: bool) -> bool:  # it holds the value asked for, and is about the subject
+        return value and (f.qcov or 0) >= T.VALUE_FIRST_QCOV
 
     def rank(f: Fact) -> tuple:
         value = holds(wants, f.text, query)
         strength = (f.qcov or 0) + T.VALUE_BONUS * value + f.prior - T.FOLLOW_UP_PENALTY * f.follow_up
         strength += T.MEANING_WEIGHT * (f.sem or 0)
-        return (-(on_topic(f) and not meaning), -strength, -f.score)
+        return (-(on_topic(f, value) and not meaning), -strength, -f.score)
 
     facts = sorted(facts, key=rank)
     full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
     facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
     if not facts:
         return [], None
-    chosen = choose(query, facts, sources, weights, lead=on_topic(facts[0]))
+    chosen = choose(query, facts, sources, weights, lead=on_topic(facts[0], holds(wants, facts[0].text, query)))
     top = facts[:1]
     said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first

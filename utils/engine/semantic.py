@@ -128,11 +128,6 @@ def _load() -> _MiniLM | None:
     return _model or None
 
 
-def available() -> bool:
-    with _lock:
-        return _load() is not None
-
-
 def vectors(texts: list[str]) -> list | None:
     """One unit vector per text (cached), or None when the model is not available. Texts are encoded
     outside the lock, so batch jobs encode in parallel (numpy releases the GIL)."""
