@@ -42,18 +42,27 @@ _IP_CLASSES = (
 )
 
 
-def ip_refusal(ip: str) -> str | None:
-    """Why an address must not be fetched ("a loopback address", ...), or None if it is public."""
+def _address(ip: str) -> tuple[Any, list] | None:
+    """The address and the IPv4 addresses inside it (IPv4-mapped, 6to4, Teredo), or None if unparseable."""
     try:
         addr: Any = ipaddress.ip_address(str(ip).split("%", 1)[0])
     except ValueError:
+        return None
+    if addr.version != 6:
+        return addr, []
+    inner = (addr.ipv4_mapped, addr.sixtofour, (addr.teredo or (None, None))[1])
+    return addr, [a for a in inner if a is not None]
+
+
+def ip_refusal(ip: str) -> str | None:
+    """Why an address must not be fetched ("a loopback address", ...), or None if it is public."""
+    parsed = _address(ip)
+    if parsed is None:
         return "an unparseable address"
-    if addr.version == 6:
-        for inner in (addr.ipv4_mapped, addr.sixtofour, (addr.teredo or (None, None))[1]):
-            if inner is not None:
-                why = ip_refusal(str(inner))
-                if why:
-                    return why
+    addr, inner = parsed
+    for why in map(ip_refusal, map(str, inner)):
+        if why:
+            return why
     for attr, label in _IP_CLASSES:
         if getattr(addr, attr, False):
             return f"{'an' if label[0] in 'aeiou' else 'a'} {label} address"
@@ -69,15 +78,13 @@ _METADATA = frozenset(ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00
 def always_refused(ip: str) -> str | None:
     """Why an address is refused even with --allow-private-hosts (a link-local address or a cloud
     metadata endpoint, also inside an IPv4-mapped, 6to4 or Teredo address), or None."""
-    try:
-        addr: Any = ipaddress.ip_address(str(ip).split("%", 1)[0])
-    except ValueError:
+    parsed = _address(ip)
+    if parsed is None:
         return "an unparseable address"
-    if addr.version == 6:
-        for inner in (addr.ipv4_mapped, addr.sixtofour, (addr.teredo or (None, None))[1]):
-            why = always_refused(str(inner)) if inner is not None else None
-            if why:
-                return why
+    addr, inner = parsed
+    for why in map(always_refused, map(str, inner)):
+        if why:
+            return why
     if addr in _METADATA:
         return "a cloud metadata address"
     if addr.is_link_local:
