@@ -34,6 +34,16 @@ Printers are found on the local network when the spooler starts. A printer that 
 tried again every minute. Jobs for a printer that is gone are kept until an operator removes them.
 """
 
+EVENTS = """# Events
+
+## Listeners
+
+Every emitter keeps a list of listeners for each event. The `listener_limit` setting of an emitter
+decides when the warning about too many listeners on one event is printed.
+
+A listener that is no longer needed should be taken away again with `remove_listener()`.
+"""
+
 HEADERS = """# Request limits
 
 ## Header size
@@ -78,6 +88,14 @@ def test_a_default_is_answered_by_the_sentence_that_holds_it(cli, tmp_path):
 def test_the_sentence_before_names_what_a_short_value_sentence_is_about(cli, tmp_path):
     data = ask(cli, tmp_path, {"limits.md": HEADERS}, "How large can request headers be by default?")
     assert "maximum allowed size of request headers in bytes. Defaults to 16 KiB." in data["answer"]
+
+
+def test_a_name_in_code_is_not_taken_for_the_amount_asked_for(cli, tmp_path):
+    # the passage names the setting that decides it, but gives no figure: "how many" is not answered
+    question = "How many listeners can one event have before the warning is printed?"
+    data = ask(cli, tmp_path, {"events.md": EVENTS}, question)
+    assert data["confidence"] <= 0.3
+    assert data["answer"].startswith("The sources read do not appear to answer")
 
 
 def test_a_question_the_documents_cannot_answer_gets_low_confidence(cli, tmp_path):

@@ -118,15 +118,15 @@ def holds(kind: str | None, text: str, question: str = "") -> bool:
         return any(fold(m.group(0)) not in q for m in (*_VERSION.finditer(text), *_DATE.finditer(text)))
     if kind == "year":
         return any(fold(m.group(0)) not in q for m in (*_DATE.finditer(text), *_YEAR.finditer(text)))
-    if kind == "number":
-        return _has_value(text, q)
+    if kind == "number":  # a figure: a name in code is not an amount
+        return _has_value(text, q, _NUMBER)
     if kind == "code":
         return any(fold(m.group(0).strip()) not in q for m in _CODE.finditer(text))
     return False
 
 
-def _has_value(text: str, q: str) -> bool:
-    for m in (*_NUMBER.finditer(text), *_CODE.finditer(text)):
+def _has_value(text: str, q: str, *kinds: re.Pattern) -> bool:
+    for m in (x for kind in kinds or (_NUMBER, _CODE) for x in kind.finditer(text)):
         v = fold(m.group(0).strip())
         if v and v not in q and not _YEAR.fullmatch(v):
             return True
