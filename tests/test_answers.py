@@ -44,6 +44,21 @@ decides when the warning about too many listeners on one event is printed.
 A listener that is no longer needed should be taken away again with `remove_listener()`.
 """
 
+WIDGETS = """# Widgets
+
+## `make_widget(size)`
+
+added: v2.3.0.
+
+Creates a widget of the given size and puts it on the shelf of the current workshop.
+
+## `paint_widget(widget, colour)`
+
+added: v1.0.0.
+
+Paints a widget that was made before. A widget can be painted again at any time.
+"""
+
 HEADERS = """# Request limits
 
 ## Header size
@@ -88,6 +103,12 @@ def test_a_default_is_answered_by_the_sentence_that_holds_it(cli, tmp_path):
 def test_the_sentence_before_names_what_a_short_value_sentence_is_about(cli, tmp_path):
     data = ask(cli, tmp_path, {"limits.md": HEADERS}, "How large can request headers be by default?")
     assert "maximum allowed size of request headers in bytes. Defaults to 16 KiB." in data["answer"]
+
+
+def test_a_short_value_line_under_a_heading_is_quoted_with_the_heading(cli, tmp_path):
+    # "added: v2.3.0." says nothing alone; under its heading it answers when make_widget() came
+    data = ask(cli, tmp_path, {"widgets.md": WIDGETS}, "When did make_widget() become available?")
+    assert "`make_widget(size)`: added: v2.3.0." in data["answer"].split("[")[0]
 
 
 def test_a_name_in_code_is_not_taken_for_the_amount_asked_for(cli, tmp_path):

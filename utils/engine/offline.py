@@ -394,6 +394,9 @@ class _Reading:
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
             ):
                 return f"{p.before} {sent}", True
+            if len(sent) < T.MIN_CHARS and not p.before and p.heading and p.heading != sent:
+                # a short value line opening what a heading names ("added: v17.0.0." under "fs.rm()")
+                return f"{plain_heading(p.heading)}: {sent}", True
             return sent, True
         if p.heading and p.heading != sent and holds(self.wants, p.heading, self.query):
             return f"{plain_heading(p.heading)}: {sent}", True

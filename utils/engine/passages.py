@@ -84,6 +84,7 @@ _DATE = re.compile(
     r"\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{4}\b",
     re.I,
 )
+_RELEASE = re.compile(r"\bv\d+\.\d+(?:\.\d+)*\b")
 _VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b|\b(?:version|release|v)\s?\d+\b")
 _NUMBER = re.compile(
     r"\b\d[\d,.]*\s*(?:[kmgt]i?b|bytes?|kb|mb|gb|%|percent|seconds?|ms|minutes?|hours?|days?|times|characters?|"
@@ -116,8 +117,10 @@ def holds(kind: str | None, text: str, question: str = "") -> bool:
         return bool(_DEFAULT.search(text)) and _has_value(text, q)
     if kind == "version":  # a version number, or the date of a release
         return any(fold(m.group(0)) not in q for m in (*_VERSION.finditer(text), *_DATE.finditer(text)))
-    if kind == "year":
-        return any(fold(m.group(0)) not in q for m in (*_DATE.finditer(text), *_YEAR.finditer(text)))
+    if kind == "year":  # a date, a year, or the release a thing came with ("added: v17.0.0")
+        return any(
+            fold(m.group(0)) not in q for m in (*_DATE.finditer(text), *_YEAR.finditer(text), *_RELEASE.finditer(text))
+        )
     if kind == "number":  # a figure: a name in code is not an amount
         return _has_value(text, q, _NUMBER)
     if kind == "code":
@@ -222,8 +225,9 @@ _UNDERLINE = re.compile(r"\s*([~=\-_*#^\"'`])\1{2,}\s*")
 
 
 def plain_heading(line: str) -> str:
-    """A heading-like line without the rules that underline it ("Release 3.18.0 ~~~~~~~")."""
-    return _UNDERLINE.sub(" ", line).strip()
+    """A heading-like line without the rules that underline it ("Release 3.18.0 ~~~~~~~") or the
+    marks that make it one ("## fs.rm(path)")."""
+    return _UNDERLINE.sub(" ", line).strip().lstrip("#").strip()
 
 
 def is_quotable(sentence: str) -> bool:
