@@ -8,7 +8,10 @@ half) by minimising the log loss (a proper scoring rule) with a little L2, and p
 coefficients (to copy into utils/engine/tuning.py) and, on both halves, the log loss, the Brier
 score, the AUROC and the reliability table of the fitted model next to the confidence the run used.
 
-  .venv/bin/python bench/calibrate.py DUMP.jsonl [DUMP.jsonl ...] [--weight docs=2]
+  .venv/bin/python bench/calibrate.py DUMP.jsonl [DUMP.jsonl ...] [--weight docs=2] [--kb]
+
+With --kb it fits the model used when the KB can say how rare the question's words are (CONF_KB_*),
+on the rows that have KB word rarity (docs and HotpotQA-from-the-KB runs), with two more features.
 
 Rows of unanswerable questions count as "not right" (answering them is never right). Dumps of
 the HotpotQA benches have numeric ids by position; their half comes from the "split" the bench
@@ -33,7 +36,7 @@ as_package()
 from reliability import print_reliability  # noqa: E402
 
 from sleuth.utils.engine.offline import answer_facts  # noqa: E402
-from sleuth.utils.engine.passages import FEATURES, confidence_features, question_weights  # noqa: E402
+from sleuth.utils.engine.passages import FEATURES, KB_FEATURES, confidence_features, question_weights  # noqa: E402
 from sleuth.utils.research.loopdata import Fact, Source  # noqa: E402
 
 
@@ -49,15 +52,15 @@ def load(spec: str) -> list[dict]:
     return rows
 
 
-def features(r: dict) -> list[float]:
+def features(r: dict, names: tuple[str, ...] = FEATURES) -> list[float]:
     facts = [Fact.from_json(f) for f in r["facts"] if "text" in f]
     if not facts:
-        return [0.0] * len(FEATURES)
+        return [0.0] * len(names)
     w = question_weights(r["question"], [], r.get("term_idf") or None)
     sources = [Source.from_json(s) for s in r.get("sources", [])]
     answer, decided = answer_facts(r["question"], facts, sources, w)
-    x = confidence_features(answer, facts, w, r["question"], bool(decided))
-    return [float(x[k]) for k in FEATURES]
+    x = confidence_features(answer, facts, w, r["question"], bool(decided), r.get("term_idf") or None)
+    return [float(x[k]) for k in names]
 
 
 def fit(X: np.ndarray, y: np.ndarray, sw: np.ndarray, l2: float = 0.5) -> np.ndarray:
@@ -92,17 +95,21 @@ def main() -> int:
     ap.add_argument("--weight", action="append", default=[], help="SET=W: weigh that set's rows (docs=2)")
     ap.add_argument("--l2", type=float, default=0.5)
     ap.add_argument("--train", choices=("even", "odd"), default="even")
+    ap.add_argument("--kb", action="store_true", help="fit CONF_KB_*: the runs with KB word rarity, more features")
     a = ap.parse_args()
     weights = {k: float(v) for k, v in (w.split("=", 1) for w in a.weight)}
     rows = [r for spec in a.dumps for r in load(spec)]
-    X = np.array([features(r) for r in rows])
+    names = KB_FEATURES if a.kb else FEATURES
+    if a.kb:
+        rows = [r for r in rows if r.get("term_idf")]
+    X = np.array([features(r, names) for r in rows])
     y = np.array([float(r["right"]) for r in rows])
     sw = np.array([weights.get(r["set"], 1.0) for r in rows])
     train = np.array([r["half"] == a.train for r in rows])
     beta = fit(X[train], y[train], sw[train], a.l2)
     print(f"fitted on the {a.train} half: {int(train.sum())} questions ({', '.join(sorted({r['set'] for r in rows}))})")
-    print(f"  CONF_INTERCEPT: float = {beta[0]:.3f}")
-    for name, b in zip(FEATURES, beta[1:], strict=True):
+    print(f"  CONF{'_KB' if a.kb else ''}_INTERCEPT: float = {beta[0]:.3f}")
+    for name, b in zip(names, beta[1:], strict=True):
         print(f"  {name}: {b:+.3f}")
     for half in ("even", "odd"):
         for group in sorted({r["set"] for r in rows}) + ["all"]:

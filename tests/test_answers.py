@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 import re
 
+from sleuth.utils.engine.offline import OfflineEngine
+from sleuth.utils.engine.passages import confidence_features, question_weights
+from sleuth.utils.research.loopdata import Fact, Source
+
 MANUAL = """# Spooler manual
 
 The spooler collects print jobs from every workstation on the floor and sends them to the printers
@@ -171,3 +175,34 @@ def test_the_page_of_a_name_the_facts_bring_up_is_read_before_answering(cli, tmp
     assert "Marston" in data["answer"]
     urls = cited(data)
     assert any(u.endswith("/wiki/Harlow_County") for u in urls) and any(u.endswith("/wiki/Elmbrook") for u in urls)
+
+
+def _fact(text: str, qcov: float, sem: float | None = None) -> Fact:
+    return Fact(text, 1, qcov, qcov=qcov, form="kb", sem=sem)
+
+
+def test_confidence_is_lower_when_the_question_is_in_words_found_everywhere():
+    # the same answer to the same question: when the KB says the question's words are in most of its
+    # passages, the one that answers is harder to tell apart, and the confidence says so
+    q = "How many retries does the spooler make?"
+    weights = question_weights(q)
+    facts = [_fact("The spooler makes 3 retries before it gives up on a job.", 0.9, 0.7)]
+    common = {t: 0.3 for t in weights}
+    rare = {t: 5.5 for t in weights}
+    x_common = confidence_features(facts, facts, weights, q, idf=common)
+    x_rare = confidence_features(facts, facts, weights, q, idf=rare)
+    assert x_common["specific"] < 0.1 < 0.9 < x_rare["specific"]
+    assert confidence_features(facts, facts, weights, q)["specific"] == 0.0  # no KB rarity: the general model
+    manual = [Source(1, "Spooler manual", "/docs/spooler.md", kind="internal")]
+    engine = OfflineEngine()
+    assert engine._confidence(facts, weights, q, manual, common) < engine._confidence(facts, weights, q, manual, rare)
+
+
+def test_many_facts_as_close_as_the_best_one_make_a_crowd():
+    q = "What does the spooler log?"
+    weights = question_weights(q)
+    alone = [_fact("The spooler logs every job it sends.", 0.8, 0.6)]
+    alone += [_fact(f"Other {i}.", 0.2, 0.1) for i in range(9)]
+    crowded = [_fact(f"The spooler logs thing {i}.", 0.8, 0.6) for i in range(10)]
+    assert confidence_features(alone[:1], alone, weights, q)["crowd"] == 0.1
+    assert confidence_features(crowded[:1], crowded, weights, q)["crowd"] == 1.0

@@ -24,6 +24,7 @@ from .base import EngineResult
 from .passages import (
     COMMON_CAPS,
     FEATURES,
+    KB_FEATURES,
     asks_for,
     confidence_features,
     coverage,
@@ -206,7 +207,7 @@ class OfflineEngine(BaseEngine):
             for f in ctx.get("facts", [])
         ]
         all_facts = [f for f in old + new_facts if f.source not in excluded]
-        conf = self._confidence(all_facts, weights, query, ctx.get("sources", []))
+        conf = self._confidence(all_facts, weights, query, ctx.get("sources", []), ctx.get("term_idf"))
         if all(f.form == "snippet" for f in all_facts):  # search snippets alone settle nothing
             conf = min(conf, T.SNIPPETS_ONLY_CAP)
         if _unread_bridge(all_facts, set(weights), ctx.get("unread_titles", [])):
@@ -229,14 +230,19 @@ class OfflineEngine(BaseEngine):
         return EngineResult(data, self.name)
 
     @staticmethod
-    def _confidence(facts: list[Fact], weights: dict[str, float], query: str, sources: list[Source]) -> float:
+    def _confidence(
+        facts: list[Fact], weights: dict[str, float], query: str, sources: list[Source], idf: dict | None = None
+    ) -> float:
         """How likely the answer the report would give now is right: a logistic model of what its facts
         say (passages.confidence_features), fitted by bench/calibrate.py."""
         if not facts or not weights:
             return 0.0
         answer, decided = answer_facts(query, facts, sources, weights)
-        x = confidence_features(answer, facts, weights, query, bool(decided))
-        z = T.CONF_INTERCEPT + sum(T.CONF_WEIGHTS[k] * x[k] for k in FEATURES)
+        x = confidence_features(answer, facts, weights, query, bool(decided), idf)
+        if idf and T.CONF_KB_WEIGHTS:  # a KB large enough to say how rare the question's words are
+            z = T.CONF_KB_INTERCEPT + sum(T.CONF_KB_WEIGHTS[k] * x[k] for k in KB_FEATURES)
+        else:
+            z = T.CONF_INTERCEPT + sum(T.CONF_WEIGHTS[k] * x[k] for k in FEATURES)
         return round(min(1 / (1 + math.exp(-z)), T.CONF_MAX), 3)
 
     # ------------------------------------------------------------ report

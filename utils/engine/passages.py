@@ -246,10 +246,16 @@ def trust(fact: Fact) -> float:
 
 
 FEATURES = ("coverage", "best", "framed", "support", "wants_value", "value_found", "rare_missing", "verdict")
+KB_FEATURES = (*FEATURES, "specific", "crowd")  # with a KB's word rarity (term IDF) to go by
 
 
 def confidence_features(
-    answer: list[Fact], facts: list[Fact], weights: dict[str, float], query: str, decided: bool = False
+    answer: list[Fact],
+    facts: list[Fact],
+    weights: dict[str, float],
+    query: str,
+    decided: bool = False,
+    idf: dict[str, float] | None = None,
 ) -> dict[str, float]:
     """What the confidence in an answer is made of, each in 0..1, from the facts the answer states
     (`answer`) and all the facts read (`facts`):
@@ -258,7 +264,10 @@ def confidence_features(
     frames it (its heading, the sentence before; the analyzer's qcov); support: other sources whose
     facts each cover 40 % of the question (two: 1); wants_value / value_found: the question asks for a
     kind of value / the answer holds one; rare_missing: the question's rarest word (by KB IDF) is in
-    no fact of the answer; verdict: a yes/no comparison the facts settle."""
+    no fact of the answer; verdict: a yes/no comparison the facts settle; specific: how rare the
+    question's words are in the KB (`idf`, its mean capped IDF; a word the KB lacks counts as rare; no
+    KB: 0): a question in words found everywhere is hard to pin to one passage; crowd: how many facts
+    come as close to the question as the closest (ten or more: 1): the words do not single one out."""
     # What the facts themselves say: a sentence read with its document's title (select.about_subject)
     # ranks higher among facts, but the title's words are not evidence the answer was found.
     said = [(f, coverage(terms, weights), terms) for f in answer for terms in [term_set(f.text)]]
@@ -278,4 +287,18 @@ def confidence_features(
         "value_found": float(any(holds(wants, f.text, query) for f, _, _ in said)),
         "rare_missing": float(weights.get(rarest, 0) > T.RARE_FACTOR * mean and rarest not in union),
         "verdict": float(decided),
+        "specific": _specific(weights, idf),
+        "crowd": _crowd(facts),
     }
+
+
+def _specific(weights: dict[str, float], idf: dict[str, float] | None) -> float:
+    if not idf or not weights:
+        return 0.0
+    return sum(min(idf.get(t, T.IDF_CAP), T.IDF_CAP) for t in weights) / (T.IDF_CAP * len(weights))
+
+
+def _crowd(facts: list[Fact]) -> float:
+    near = [(f.qcov or 0.0) + T.MEANING_WEIGHT * (f.sem or 0.0) for f in facts]
+    top = max(near, default=0.0)
+    return min(1.0, sum(v >= top - T.CROWD_WINDOW for v in near) / T.CROWD_FULL)

@@ -71,6 +71,26 @@ class OfflineTuning:
             "verdict": 1.221,
         }
     )
+    # With a KB large enough for word rarity (bench/calibrate.py --kb, fitted on the KB runs' even halves:
+    # docsqa-dev and hotpotqa-dev100 from the KB), two more features: how rare the question's words are
+    # in the KB ("specific") and how many facts come as close as the best one ("crowd").
+    CONF_KB_INTERCEPT: float = -0.799
+    CONF_KB_WEIGHTS: dict = field(
+        default_factory=lambda: {
+            "coverage": 0.833,
+            "best": 0.534,
+            "framed": 0.361,
+            "support": -0.624,
+            "wants_value": -1.383,
+            "value_found": 0.481,
+            "rare_missing": 0.557,
+            "verdict": 0.375,
+            "specific": 1.808,
+            "crowd": -1.409,
+        }
+    )
+    CROWD_WINDOW: float = 0.1  # facts this close to the closest one (coverage + meaning) compete with it...
+    CROWD_FULL: int = 10  # ...and ten such make the "crowd" feature 1
     CONF_MAX: float = 0.95  # an extractive engine is never certain
     SNIPPETS_ONLY_CAP: float = 0.6  # below any threshold that matters: snippets are cut before the answer
     UNREAD_BRIDGE_CAP: float = 0.6  # a page about a name the facts bring up is still unread
