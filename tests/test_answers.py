@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from sleuth.utils.engine.offline import OfflineEngine
+from sleuth.utils.engine.offline import OfflineEngine, answer_facts
 from sleuth.utils.engine.passages import confidence_features, question_weights
 from sleuth.utils.research.loopdata import Fact, Source
 
@@ -206,3 +206,16 @@ def test_many_facts_as_close_as_the_best_one_make_a_crowd():
     crowded = [_fact(f"The spooler logs thing {i}.", 0.8, 0.6) for i in range(10)]
     assert confidence_features(alone[:1], alone, weights, q)["crowd"] == 0.1
     assert confidence_features(crowded[:1], crowded, weights, q)["crowd"] == 1.0
+
+
+def test_a_sentence_quoted_alone_and_with_the_one_after_it_is_quoted_whole():
+    # the reader keeps "A." and "A. B." (B holds the value, A names its subject): one passage, and the
+    # answer gives it whole, not the part that shares a few more of the question's words
+    q = "What's the maximum number of columns a table can have?"
+    weights = question_weights(q)
+    part = "The maximum number of columns for a table is reduced as a row must fit in one 8192-byte page."
+    whole = part + " For example, a row of 1,600 small columns still fits."
+    facts = [_fact(part, 0.9, 0.8), _fact(whole, 0.85, 0.7)]
+    manual = [Source(1, "Tables", "/docs/tables.md", kind="internal")]
+    chosen, _ = answer_facts(q, facts, manual, weights)
+    assert [f.text for f in chosen] == [whole]

@@ -296,6 +296,13 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
         strength += T.MEANING_WEIGHT * (f.sem or 0)
         return (-(on_topic(f, value) and not meaning), -strength, -f.score)
 
+    # A sentence quoted alone and again with what frames it (the sentence before, its heading) is one
+    # passage: the fuller quote stands for both.
+    facts = [
+        f
+        for f in facts
+        if not any(g.source == f.source and len(g.text) > len(f.text) and f.text in g.text for g in facts)
+    ]
     facts = sorted(facts, key=rank)
     full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
     facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
