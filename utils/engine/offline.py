@@ -234,7 +234,8 @@ class OfflineEngine(BaseEngine):
         facts: list[Fact], weights: dict[str, float], query: str, sources: list[Source], idf: dict | None = None
     ) -> float:
         """How likely the answer the report would give now is right: a logistic model of what its facts
-        say (passages.confidence_features), fitted by bench/calibrate.py."""
+        say (passages.confidence_features), fitted by bench/calibrate.py; with the KB's word rarity
+        (`idf`), the KB model (CONF_KB_*, `calibrate.py --kb`), which weighs two features more."""
         if not facts or not weights:
             return 0.0
         answer, decided = answer_facts(query, facts, sources, weights)
@@ -296,8 +297,8 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
         strength += T.MEANING_WEIGHT * (f.sem or 0)
         return (-(on_topic(f, value) and not meaning), -strength, -f.score)
 
-    # A sentence quoted alone and again with what frames it (the sentence before, its heading) is one
-    # passage: the fuller quote stands for both.
+    # A sentence quoted alone and again inside a longer quote (joined to the sentence after it that holds
+    # the value, or under its heading) is one passage: the fuller quote stands for both.
     facts = [
         f
         for f in facts
