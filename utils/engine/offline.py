@@ -240,7 +240,7 @@ class OfflineEngine(BaseEngine):
             return 0.0
         answer, decided = answer_facts(query, facts, sources, weights)
         x = confidence_features(answer, facts, weights, query, bool(decided), idf)
-        if idf and T.CONF_KB_WEIGHTS:  # a KB large enough to say how rare the question's words are
+        if idf:  # a KB large enough to say how rare the question's words are
             z = T.CONF_KB_INTERCEPT + sum(T.CONF_KB_WEIGHTS[k] * x[k] for k in KB_FEATURES)
         else:
             z = T.CONF_INTERCEPT + sum(T.CONF_WEIGHTS[k] * x[k] for k in FEATURES)
@@ -400,20 +400,26 @@ class _Reading:
     def quote(self, p) -> tuple[str, bool]:
         """What to quote for a passage, and whether that holds the value asked for: the sentence; or,
         when the value is in the heading it sits under, the heading and the sentence; or, when the
-        value is in it but its subject is in the sentence before, that sentence and this one."""
+        value is in it but its subject is in the sentence before, that sentence and this one; or, when
+        it is a short value line opening what a heading names ("added: v17.0.0." under "fs.rm()"), the
+        heading and the line."""
         sent = p.text
+        headed = bool(p.heading) and p.heading != sent  # it sits under a heading-like line
+
+        def under() -> str:
+            return f"{plain_heading(p.heading)}: {sent}"
+
         if holds(self.wants, sent, self.query):
             if p.before and (
                 len(sent) < T.MIN_CHARS
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
             ):
                 return f"{p.before} {sent}", True
-            if len(sent) < T.MIN_CHARS and not p.before and p.heading and p.heading != sent:
-                # a short value line opening what a heading names ("added: v17.0.0." under "fs.rm()")
-                return f"{plain_heading(p.heading)}: {sent}", True
+            if headed and not p.before and len(sent) < T.MIN_CHARS:
+                return under(), True
             return sent, True
-        if p.heading and p.heading != sent and holds(self.wants, p.heading, self.query):
-            return f"{plain_heading(p.heading)}: {sent}", True
+        if headed and holds(self.wants, p.heading, self.query):
+            return under(), True
         return sent, False
 
 
