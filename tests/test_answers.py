@@ -219,3 +219,15 @@ def test_a_sentence_quoted_alone_and_with_the_one_after_it_is_quoted_whole():
     manual = [Source(1, "Tables", "/docs/tables.md", kind="internal")]
     chosen, _ = answer_facts(q, facts, manual, weights)
     assert [f.text for f in chosen] == [whole]
+
+
+def test_the_fact_closest_in_meaning_opens_the_answer_over_one_sharing_more_words():
+    # both were read for the question; one repeats more of its words, the other answers it (the sentence
+    # model says so): the answer opens with the one that answers
+    q = "Where does the spooler write its log?"
+    weights = question_weights(q)
+    wordy = Fact("The spooler log lists what the spooler did; read the log to see it.", 1, 0.75, qcov=0.75, sem=0.35)
+    answers = Fact("Each day starts a new file in the folder given by --log-dir.", 2, 0.5, qcov=0.5, sem=0.75)
+    docs = [Source(1, "Spooler manual", "/docs/spooler.md", kind="internal"), Source(2, "Options", "/docs/options.md")]
+    chosen, _ = answer_facts(q, [wordy, answers], docs, weights)
+    assert chosen[0] is answers

@@ -294,7 +294,7 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     def rank(f: Fact) -> tuple:
         value = holds(wants, f.text, query)
         strength = (f.qcov or 0) + T.VALUE_BONUS * value + f.prior - T.FOLLOW_UP_PENALTY * f.follow_up
-        strength += T.MEANING_WEIGHT * (f.sem or 0)
+        strength += T.ANSWER_MEANING_WEIGHT * (f.sem or 0)
         return (-(on_topic(f, value) and not meaning), -strength, -f.score)
 
     # A sentence quoted alone and again inside a longer quote (joined to the sentence after it that holds
