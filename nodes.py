@@ -405,6 +405,8 @@ class Analyzer(SleuthNode):
 
     def prep(self, shared):
         pending: PendingStep = shared["pending"]
+        crawl = CRAWL in offered_actions(self.rt.settings, self.rt.tools.kb_available)
+        unread = shared["candidate_urls"]
         return {
             "query": shared["original_query"],
             "action": pending.action,
@@ -419,9 +421,9 @@ class Analyzer(SleuthNode):
             "sources": shared["sources"],
             # Pages found but not read yet, while reading is possible: a page about a name the facts
             # bring up (a bridge) is worth reading before the answer counts as settled.
-            "unread_titles": [c["title"] for c in shared["candidate_urls"] if c.get("title")][:50]
-            if CRAWL in offered_actions(self.rt.settings, self.rt.tools.kb_available)
-            else [],
+            "unread_titles": [c["title"] for c in unread if c.get("title")][:50] if crawl else [],
+            "unread_urls": [c["url"] for c in unread if not c.get("title")][:50] if crawl else None,  # links
+            "visited_urls": shared["visited_urls"],
             "step": pending.step,
             "deadline": self.rt.deadline,
         }

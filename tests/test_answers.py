@@ -9,7 +9,7 @@ import re
 
 from sleuth.utils.engine.offline import OfflineEngine, answer_facts
 from sleuth.utils.engine.passages import confidence_features, question_weights
-from sleuth.utils.research.loopdata import Fact, Source
+from sleuth.utils.research.loopdata import Fact, Source, ToolItem
 
 MANUAL = """# Spooler manual
 
@@ -231,3 +231,32 @@ def test_the_fact_closest_in_meaning_opens_the_answer_over_one_sharing_more_word
     docs = [Source(1, "Spooler manual", "/docs/spooler.md", kind="internal"), Source(2, "Options", "/docs/options.md")]
     chosen, _ = answer_facts(q, [wordy, answers], docs, weights)
     assert chosen[0] is answers
+
+
+def test_a_name_the_page_read_links_to_is_read_before_the_answer_counts_as_settled():
+    # the page read names who plays the part and links to her page: until that page is read (a link
+    # found on this step's page counts, not only a search result), the confidence stays below any
+    # threshold that would end the research; once it has been read, the link no longer holds it back
+    q = "What is the middle name of the actress who plays Nora Vale in Harbour Lights?"
+    text = (
+        "Nora Vale is the main character of the television film Harbour Lights, played by actress Mara Ellen "
+        "Quist. Harbour Lights follows Nora Vale, a middle-aged lighthouse keeper, through one stormy winter."
+    )
+    page = "http://127.0.0.1:9/wiki/Nora_Vale"
+    bridge = "http://127.0.0.1:9/wiki/Mara_Ellen_Quist"
+    item = ToolItem(page, "Nora Vale", text, "page", links=[bridge], lead=True, source=1)
+    ctx = {
+        "query": q,
+        "action": "crawl_url",
+        "query_or_url": page,
+        "items": [item],
+        "facts": [],
+        "sources": [Source(1, "Nora Vale", page)],
+        "unread_titles": [],
+        "unread_urls": [],
+        "visited_urls": [page],
+    }
+    engine = OfflineEngine()
+    unread = engine.analyze(ctx).data["confidence_score"]
+    read = engine.analyze({**ctx, "visited_urls": [page, bridge]}).data["confidence_score"]
+    assert unread <= 0.6 < read

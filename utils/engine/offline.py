@@ -20,6 +20,7 @@ from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import Fact, Source, ToolItem
 from ..text import STOPWORDS, bare_title, content_terms, fold, normalize_query, stem, term_set
+from ..urls import normalize_url
 from .base import EngineResult
 from .passages import (
     COMMON_CAPS,
@@ -47,10 +48,18 @@ _ENTITY = re.compile(
 )
 
 
+def _slug(path: str) -> str:
+    path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", unquote(path))
+    return re.sub(r"[_/\-.]+", " ", path)
+
+
 def _slug_terms(url: str) -> set[str]:
-    path = unquote(urlsplit(url).path)
-    path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", path)
-    return term_set(re.sub(r"[_/\-.]+", " ", path))
+    return term_set(_slug(urlsplit(url).path))
+
+
+def _link_title(url: str) -> str:
+    """The title a page's address spells in its last part ("/wiki/Sela_Ward" -> "Sela Ward")."""
+    return _slug(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]).strip()
 
 
 def question_names(query: str) -> list[str]:
@@ -210,9 +219,16 @@ class OfflineEngine(BaseEngine):
         conf = self._confidence(all_facts, weights, query, ctx.get("sources", []), ctx.get("term_idf"))
         if all(f.form == "snippet" for f in all_facts):  # search snippets alone settle nothing
             conf = min(conf, T.SNIPPETS_ONLY_CAP)
-        if _unread_bridge(all_facts, set(weights), ctx.get("unread_titles", [])):
-            conf = min(conf, T.UNREAD_BRIDGE_CAP)
         new_urls = _next_urls(ctx.get("items", []), all_facts, set(weights))
+        # Pages found but not read (while reading is possible): search results by their titles, links
+        # (this step's too) by the title their address spells.
+        unread = ctx.get("unread_titles", [])
+        if ctx.get("unread_urls") is not None:
+            read_before = set(ctx.get("visited_urls", []))
+            links = [u for u in new_urls if normalize_url(u) not in read_before]
+            unread = unread + [_link_title(u) for u in ctx["unread_urls"] + links]
+        if _unread_bridge(all_facts, set(weights), unread):
+            conf = min(conf, T.UNREAD_BRIDGE_CAP)
         sources = {f.source for f in new_facts}
         ents = salient_entities(all_facts, set(weights))
         suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
