@@ -260,3 +260,22 @@ def test_a_name_the_page_read_links_to_is_read_before_the_answer_counts_as_settl
     unread = engine.analyze(ctx).data["confidence_score"]
     read = engine.analyze({**ctx, "visited_urls": [page, bridge]}).data["confidence_score"]
     assert unread <= 0.6 < read
+
+
+def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
+    # results that share more of the question's words come first by words alone; the page of the person
+    # the question names is what it asks about, so the crawl reads it first
+    q = "Where is the company that Mira Tosh worked for as a software engineer headquartered?"
+    others = [
+        {
+            "url": f"http://127.0.0.1:9/wiki/Firm_{i}",
+            "title": f"Software company {i}",
+            "snippet": "An engineer company headquartered in a port city, where its software engineer staff worked.",
+        }
+        for i in range(6)
+    ]
+    named = {"url": "http://127.0.0.1:9/wiki/Mira_Tosh", "title": "Mira Tosh", "snippet": "Mira Tosh is a writer."}
+    ctx = {"query": q, "actions": ["crawl_url", "send_to_hitl"], "history": [], "facts": []}
+    got = OfflineEngine().decide({**ctx, "candidate_urls": [*others, named], "visited_urls": []}).data
+    assert got["next_action"] == "crawl_url"
+    assert got["query_or_url"].split()[0] == named["url"]
