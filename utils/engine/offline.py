@@ -155,10 +155,10 @@ class OfflineEngine(BaseEngine):
                     continue
                 terms = term_set(f"{c.get('title', '')} {c.get('snippet', '')}") | _slug_terms(c["url"])
                 s = len(terms & qterms) + 2.5 * len(terms & ent_terms)
-                # A page titled with a name the question asks about is read first: it is about that name.
-                named = bool(named_in(query, {0: title_phrase(c.get("title") or _link_title(c["url"]))}, weights))
                 if s >= T.MIN_CRAWL_SCORE:
-                    scored.append((-named, -s, i, c["url"]))
+                    # A page titled with a name the question asks about is read first: it is about that name.
+                    title = title_phrase(c.get("title") or _link_title(c["url"]))
+                    scored.append((-bool(named_in(query, {0: title}, weights)), -s, i, c["url"]))
             if scored:
                 urls = [u for *_, u in sorted(scored)[: T.MAX_CRAWL_PER_STEP]]
                 return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
