@@ -75,6 +75,39 @@ Requests with larger headers are rejected before any handler runs.
 The body of a request is read in chunks as it arrives, so a large body does not fill the memory.
 """
 
+# A long options list (more than one chunk): each entry says what the option is, then a note, then
+# its default on a short line of its own.
+RUNNER = (
+    "# Runner\n\n## run(command[, options])\n\nRuns a command in a shell and collects its output.\n\n"
+    + "\n".join(
+        f"* `{name}` {{number}} {what}. {more}. See the notes on `{name}` and encodings. **Default:** `{value}`."
+        for name, what, more, value in [
+            ("timeout", "In milliseconds the longest the command may run", "After that it is stopped", "0"),
+            (
+                "maxBuffer",
+                "Largest amount of data in bytes kept from stdout or stderr",
+                "If exceeded, the child is killed",
+                "1024 * 1024",
+            ),
+            ("retries", "How often a failed command is started again", "Each retry waits a second longer", "3"),
+            ("columns", "Width of the pseudo terminal the command sees", "Lines longer than that wrap", "80"),
+            (
+                "niceness",
+                "Scheduling priority the command starts with",
+                "Higher values yield the processor sooner",
+                "10",
+            ),
+            ("maxArgs", "Longest argument list passed to the command", "Longer lists are split into batches", "4096"),
+            ("uid", "User identity of the process", "Only root can choose another user", "the caller's"),
+            ("gid", "Group identity of the process", "Only root can choose another group", "the caller's"),
+            ("killDelay", "Milliseconds between the polite and the forced stop", "Zero stops at once", "500"),
+            ("maxLines", "Most lines of output echoed to the log", "Further lines are counted only", "1000"),
+            ("pollInterval", "Milliseconds between checks on a running command", "Shorter intervals cost more", "250"),
+        ]
+    )
+    + "\n"
+)
+
 
 def ask(cli, tmp_path, docs: dict[str, str], question: str) -> dict:
     folder = tmp_path / "docs"
@@ -107,6 +140,19 @@ def test_a_default_is_answered_by_the_sentence_that_holds_it(cli, tmp_path):
 def test_the_sentence_before_names_what_a_short_value_sentence_is_about(cli, tmp_path):
     data = ask(cli, tmp_path, {"limits.md": HEADERS}, "How large can request headers be by default?")
     assert "maximum allowed size of request headers in bytes. Defaults to 16 KiB." in data["answer"]
+
+
+def test_a_default_on_the_last_line_of_an_options_entry_is_quoted_with_the_whole_entry(cli, tmp_path):
+    # "See the notes ... Default: `1024 * 1024`." alone does not say what the figure limits
+    assert len(RUNNER.split()) > 220  # more than one chunk: the entry is kept whole in the KB too
+    data = ask(
+        cli,
+        tmp_path,
+        {"runner.md": RUNNER},
+        "By default, how much output can run() collect before the child is killed?",
+    )
+    first = data["answer"].split("[")[0]
+    assert "Largest amount of data in bytes kept from stdout or stderr" in first and "`1024 * 1024`" in first
 
 
 def test_a_short_value_line_under_a_heading_is_quoted_with_the_heading(cli, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import sqlite3
@@ -18,7 +19,7 @@ from conftest import FIXTURE_WEB
 from localweb import read_pages
 from webfixtures import make_pdf
 
-from sleuth.utils.kb.chunking import PIECE_SEP, chunk_spans, chunk_text
+from sleuth.utils.kb.chunking import chunk_spans, chunk_text, join_pieces
 from sleuth.utils.kb.store import EmbeddingMismatch, KBError, KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +187,7 @@ def test_long_documents_become_overlapping_chunks(kb):
     chunks = sorted((h.chunk, h.text) for h in hits)
     assert [c for c, _ in chunks] == list(range(n))
     for (_, a), (_, b) in zip(chunks, chunks[1:], strict=False):
-        assert a.split("\n\n")[-1] in b  # the last sentence of a chunk opens the next one
+        assert re.findall(r"Fact number \d+ [^.]+\.", a)[-1] in b  # the last sentence of a chunk opens the next one
 
 
 def test_chunk_text_keeps_sentences_whole_and_sized():
@@ -204,12 +205,26 @@ def test_chunk_spans_are_the_chunks_and_analysing_pieces_equals_analysing_chunks
         " ".join(f"Line {p}-{i} names café_{i % 7} and Dr. Who's TARDIS." for i in range(30)) for p in range(6)
     )
     pieces, spans = chunk_spans(text, target_words=60, overlap_words=15)
-    assert [PIECE_SEP.join(pieces[a:b]) for a, b in spans] == chunk_text(text, target_words=60, overlap_words=15)
+    assert [join_pieces(pieces[a:b]) for a, b in spans] == chunk_text(text, target_words=60, overlap_words=15)
     assert len(spans) > 5 and all(a < b for a, b in spans)
     assert any(a < prev_end for (_, prev_end), (a, _) in zip(spans, spans[1:], strict=False))  # they overlap
     for a, b in spans:  # the KB analyses each piece once and joins the terms: the same as the whole chunk
-        assert [t for p in pieces[a:b] for t in analyze(p)] == analyze(PIECE_SEP.join(pieces[a:b]))
+        assert [t for p in pieces[a:b] for t in analyze(p)] == analyze(join_pieces(pieces[a:b]))
     assert chunk_spans("") == ([], []) and chunk_spans("Two words.") == (["Two words."], [(0, 1)])
+
+
+def test_a_list_items_sentences_stay_one_paragraph_in_a_long_documents_chunks(kb):
+    # an option's entry says what it is, then its default: split into paragraphs, the default would
+    # be read apart from what it is the default of
+    entry = "- `limit_{0}` {{number}} How many jobs queue {0} holds. If exceeded, new jobs wait. Default: `{1}`."
+    text = "Queue options.\n\n" + "\n\n".join(entry.format(i, i * 64) for i in range(40))
+    assert kb.add_document(source="https://example.org/queues", title="Queues", text=text) > 1
+    hits = kb.search("limit_17 jobs queue default", k=3)
+    assert any(
+        "- `limit_17` {number} How many jobs queue 17 holds. If exceeded, new jobs wait. Default: `1088`."
+        in h.text.split("\n\n")
+        for h in hits
+    )
 
 
 def test_hash_vectors_do_not_depend_on_the_batch():
@@ -559,7 +574,7 @@ def test_chunks_fit_the_selected_embeddings_window(monkeypatch):
     minilm = chunk_size_for("minilm")
     assert max_chunk_words(minilm) * 1.33 <= 256 and chunk_size_for("hash") == DEFAULT_SIZE
     pieces, spans = chunk_spans(text, *minilm)
-    sizes = [len(PIECE_SEP.join(pieces[a:b]).split()) for a, b in spans]
+    sizes = [len(join_pieces(pieces[a:b]).split()) for a, b in spans]
     assert max(sizes) <= max_chunk_words(minilm) and len(sizes) > 100
     default = [len(c.split()) for c in chunk_text(text)]
     assert sum(default) / len(default) > 1.3 * sum(sizes) / len(sizes)

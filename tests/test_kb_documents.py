@@ -89,7 +89,7 @@ def test_asciidoc_reads_without_markup(capsys, data_dir):
     text = all_text(data_dir, "lantern-manual.adoc")
     for markup in ("{tool}", "link:", "[[", "<<", "*", "+logs+", ":toc:", "Ann Writer", "[source"):
         assert markup not in text
-    assert "The lantern command lights rooms and writes logs.\n\nRead the FAQ and the flags section." in text
+    assert "The lantern command lights rooms and writes logs. Read the FAQ and the flags section." in text
     assert "```\nlantern --glow 7 hall\n```" in text
 
 

@@ -418,10 +418,11 @@ class _Reading:
 
     def quote(self, p) -> tuple[str, bool]:
         """What to quote for a passage, and whether that holds the value asked for: the sentence; or,
-        when the value is in the heading it sits under, the heading and the sentence; or, when the
-        value is in it but its subject is in the sentence before, that sentence and this one; or, when
-        it is a short value line opening what a heading names ("added: v17.0.0." under "fs.rm()"), the
-        heading and the line."""
+        when the value is in the heading it sits under, the heading and the sentence; or, when it is
+        a short value line that closes a short paragraph (an option's list item), the whole paragraph;
+        or, when the value is in it but its subject is in the sentence before, that sentence and this
+        one; or, when it is a short value line opening what a heading names ("added: v17.0.0." under
+        "fs.rm()"), the heading and the line."""
         sent = p.text
         headed = bool(p.heading) and p.heading != sent  # it sits under a heading-like line
 
@@ -429,6 +430,8 @@ class _Reading:
             return f"{plain_heading(p.heading)}: {sent}"
 
         if holds(self.wants, sent, self.query):
+            if p.before and len(sent) < T.MIN_CHARS and p.item and len(p.item) <= T.ITEM_MAX_CHARS:
+                return p.item, True  # an option's entry: what it is, then "Default: `1024 * 1024`."
             if p.before and (
                 len(sent) < T.MIN_CHARS
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN

@@ -171,6 +171,7 @@ class Passage:
     heading: str = ""  # the heading-like line it sits under, if any
     before: str = ""  # the sentence before it in the same block, if any
     title_line: bool = False  # a heading-like line itself, not a sentence under one
+    item: str = ""  # the whole paragraph (a list item) it is a sentence of, if that has more than one
 
 
 def _is_heading(para: str) -> bool:
@@ -202,10 +203,12 @@ def passages(text: str, section: str = "") -> list[Passage]:
         before = ""
         for para in paras:
             code = para.startswith("```")
-            for s in [para] if code else [without_marker(s) for s in split_sentences(para)]:
+            sents = [para] if code else [without_marker(s) for s in split_sentences(para)]
+            item = " ".join(sents) if len(sents) > 1 else ""
+            for s in sents:
                 own = term_set(s)
                 ctx = (path_terms | block | term_set(before)) - own
-                out.append(Passage(s, len(out), own, ctx, code, heading, "" if code else before))
+                out.append(Passage(s, len(out), own, ctx, code, heading, "" if code else before, item=item))
                 before = "" if code else s
     return out
 

@@ -8,7 +8,8 @@ rather than left as a tiny chunk that would rank on a handful of words.
 
 `chunk_spans` gives the same chunks as runs of "pieces" (sentences, or windows of an over-long
 sentence), so a caller can analyse each piece once although the overlap repeats it in two
-chunks (the knowledge base does).
+chunks (the knowledge base does). A chunk keeps the text's paragraphs (`join_pieces`): a list
+item's sentences stay one paragraph, as an option's entry is read whole.
 
 `chunk_sections` does the same for a structured document (utils/kb/structure.py): within each
 top-level section, each chunk labelled with its heading path. A fenced code block is one piece.
@@ -23,7 +24,7 @@ from typing import NamedTuple
 from ..text import FENCE, is_code, paragraphs, split_sentences
 from .structure import Section, is_heading
 
-PIECE_SEP = "\n\n"  # between the sentences of a chunk: headings, list items and paragraphs stay apart
+PIECE_SEP = "\n\n"  # between the paragraphs of a chunk: headings, list items and paragraphs stay apart
 TARGET_WORDS = 220
 OVERLAP_WORDS = 40
 MAX_WORDS = 320
@@ -76,11 +77,30 @@ def _code_pieces(block: str, max_words: int) -> tuple[list[str], list[int]]:
     return pieces, sizes
 
 
-def _sentences(text: str) -> list[str]:
-    """A structured text's sentences: a heading line is one, whatever its full stops."""
-    out: list[str] = []
+class Piece(str):
+    """A sentence of a chunk; `cont`: it goes on with the paragraph of the piece before it (a list
+    item's or a paragraph's next sentence), so the chunk keeps the paragraph whole."""
+
+    cont: bool
+
+    def __new__(cls, text: str, cont: bool = False):
+        piece = super().__new__(cls, text)
+        piece.cont = cont
+        return piece
+
+
+def join_pieces(pieces: list[str]) -> str:
+    """A chunk's text: its pieces, paragraphs apart (PIECE_SEP), a paragraph's sentences on one line."""
+    return "".join((" " if getattr(p, "cont", False) else PIECE_SEP) + p if i else p for i, p in enumerate(pieces))
+
+
+def _sentences(text: str, structured: bool = False) -> list[Piece]:
+    """The text's sentences, each marked when it goes on with the paragraph of the one before; in a
+    structured text a heading line is one, whatever its full stops."""
+    out: list[Piece] = []
     for para in paragraphs(text):
-        out += [para] if is_heading(para) else split_sentences(para)
+        sents = [para] if structured and is_heading(para) else split_sentences(para)
+        out += [Piece(s, i > 0) for i, s in enumerate(sents)]
     return out
 
 
@@ -88,7 +108,7 @@ def _pieces(text: str, max_words: int, structured: bool = False) -> tuple[list[s
     """Sentences (single-spaced) and their word counts; over-long ones cut into max_words windows."""
     pieces: list[str] = []
     sizes: list[int] = []
-    for sent in _sentences(text) if structured else split_sentences(text):  # whitespace already collapsed
+    for sent in _sentences(text, structured):  # whitespace already collapsed
         if not sent:
             continue
         if is_code(sent):
@@ -104,7 +124,7 @@ def _pieces(text: str, max_words: int, structured: bool = False) -> tuple[list[s
         words = sent.split(" ")
         for i in range(0, n, max_words):
             part = words[i : i + max_words]
-            pieces.append(" ".join(part))
+            pieces.append(Piece(" ".join(part), sent.cont or i > 0))
             sizes.append(len(part))
     return pieces, sizes
 
@@ -117,7 +137,7 @@ def _check(target_words: int, overlap_words: int) -> None:
 def chunk_spans(
     text: str, target_words: int = TARGET_WORDS, overlap_words: int = OVERLAP_WORDS, max_words: int = MAX_WORDS
 ) -> tuple[list[str], list[tuple[int, int]]]:
-    """(pieces, spans): chunk i is PIECE_SEP.join(pieces[start:end]) for (start, end) = spans[i].
+    """(pieces, spans): chunk i is join_pieces(pieces[start:end]) for (start, end) = spans[i].
 
     The same chunks as `chunk_text`; a short text (<= target_words words) is one piece, one chunk.
     """
@@ -218,4 +238,4 @@ def chunk_text(
 ) -> list[str]:
     """Chunks of whole sentences, ~target_words long, consecutive chunks sharing ~overlap_words."""
     pieces, spans = chunk_spans(text, target_words, overlap_words, max_words)
-    return [PIECE_SEP.join(pieces[a:b]) for a, b in spans]
+    return [join_pieces(pieces[a:b]) for a, b in spans]

@@ -14,7 +14,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..text import analyze
-from .chunking import DEFAULT_SIZE, PIECE_SEP, ChunkSize, chunk_sections, chunk_spans
+from .chunking import DEFAULT_SIZE, ChunkSize, chunk_sections, chunk_spans, join_pieces
 from .structure import sections
 
 CHROMA_BATCH = 5000  # below Chroma's max batch size (5461 here); large batches are fastest
@@ -134,7 +134,7 @@ def build_rows(docs: list[Doc], now: str, size: ChunkSize = DEFAULT_SIZE) -> Bat
             if label not in label_terms:
                 label_terms[label] = analyze(label)  # the heading path is indexed as the chunk's title
             title_terms = label_terms[label]
-            piece = PIECE_SEP.join(pieces[start:end])
+            piece = join_pieces(pieces[start:end])
             batch.rows.append(
                 ChunkRow(
                     chunk_id(d.source, d.doc_hash, i),
