@@ -118,6 +118,22 @@ def test_an_h1_that_is_not_the_title_stays_in_the_text(tmp_path):
     assert text.startswith("# Wiring the gizmo\n\nWiring the gizmo takes two cables")
 
 
+def test_a_note_box_s_title_does_not_take_the_text_after_the_box_out_of_its_section(tmp_path):
+    page = tmp_path / "dump.html"
+    page.write_text(
+        "<html><head><title>Dump tool</title></head><body><div class='refentry'><h1>Dump tool</h1>"
+        "<h2>Options</h2><p>The dump tool writes the contents of a store to a file that can be read back.</p>"
+        "<div class='note'><h3 class='title'>Note</h3><p>A dump taken while the store is busy may be slow.</p></div>"
+        "<p>The format option selects the format of the output, plain text or a custom archive.</p>"
+        "</div></body></html>",
+        encoding="utf-8",
+    )
+    title, text, _, _ = readers.read_document(page)
+    after = [sec.label for sec in sections(title, text) if "format option selects" in sec.text]
+    assert after == ["Dump tool › Options"]  # not "Dump tool › Options › Note"
+    assert "A dump taken while the store is busy may be slow." in text  # the note is still read
+
+
 def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path, data_dir):
     folder = tmp_path / "site"
     folder.mkdir()

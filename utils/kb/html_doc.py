@@ -25,6 +25,9 @@ _TITLE_SEPARATORS = re.compile(r"\s+(?:[—–|·»:-]|::)\s+|:\s+")
 _TITLE_TAG = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 _ANCHOR_MARKS = str.maketrans("", "", "¶§\u00b6\U0001f517")
+# The classes of a boxed aside (DocBook's <div class="note"><h3>Note</h3>, a Sphinx admonition): its
+# title heads the box, not a section, so the text after the box stays under the section it was in.
+ASIDE_CLASSES = frozenset("note tip warning caution important admonition attention hint danger".split())
 
 
 def _clean(text: str) -> str:
@@ -67,6 +70,10 @@ def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = fro
     return best
 
 
+def _in_aside(el) -> bool:
+    return any(ASIDE_CLASSES & set((a.get("class") or "").lower().split()) for a in el.iterancestors())
+
+
 def _page_parts(data: bytes):
     """(<title> text, first <h1> text, {heading text: level}, {pre text single-spaced: pre lines},
     {a table row's first cell: its rows' cells}), texts single-spaced."""
@@ -91,7 +98,7 @@ def _page_parts(data: bytes):
             pres.setdefault(" ".join(text.split()), text.split("\n"))
             continue
         text = _clean(text)
-        if text:
+        if text and not _in_aside(el):
             headings.setdefault(fold(text), int(el.tag[1]))
             if el.tag == "h1" and not h1:
                 h1 = text
