@@ -93,6 +93,35 @@ def test_asciidoc_reads_without_markup(capsys, data_dir):
     assert "```\nlantern --glow 7 hall\n```" in text
 
 
+def test_an_asciidoc_source_named_txt_reads_as_asciidoc_and_a_help_file_stays_one(tmp_path):
+    source = tmp_path / "lantern-manual.txt"  # man pages' AsciiDoc sources are often named .txt
+    source.write_bytes((DOCS / "lantern-manual.adoc").read_bytes())
+    assert readers.read_document(source)[:2] == readers.read_document(DOCS / "lantern-manual.adoc")[:2]
+    assert readers.read_document(source)[3]
+    # a help file that quotes a few lines looking like AsciiDoc (<<id>>) is still read as a help file
+    help_file = tmp_path / "teapot.txt"
+    help_file.write_text(
+        (DOCS / "teapot.txt").read_text(encoding="utf-8") + "\n".join(f"  tea.c <<brew{i}>>" for i in range(5)),
+        encoding="utf-8",
+    )
+    assert readers.read_document(help_file)[0] == "Teapot help"
+
+
+def test_an_asciidoc_note_laid_out_as_a_table_reads_as_a_note_not_a_table_row(tmp_path):
+    page = tmp_path / "build.html"
+    page.write_text(
+        "<html><head><title>Building</title></head><body><div class='sect1'><h2>Building</h2>"
+        "<div class='paragraph'><p>Build the tool from a fresh clone of its sources with the make command.</p></div>"
+        "<div class='admonitionblock'><table><tr><td class='icon'><div class='title'>Note</div></td>"
+        "<td class='content'>The build runs in parallel when you pass the jobs option to make.</td></tr></table></div>"
+        "</div></body></html>",
+        encoding="utf-8",
+    )
+    text = readers.read_document(page)[1]
+    assert "Note: The build runs in parallel when you pass the jobs option to make." in text.split("\n\n")
+    assert "| Note |" not in text  # a table row is never quoted in an answer
+
+
 def test_html_title_is_the_pages_own_part_and_its_pre_is_code(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "frobnicate.html")[0] == 0
     hit = search(capsys, data_dir, "maximum number of retries")[0]

@@ -81,6 +81,28 @@ def _inline(line: str, attrs: dict[str, str]) -> str:
     return line.rstrip()
 
 
+# Markup only AsciiDoc writes, for telling an AsciiDoc source named .txt (a common convention for man
+# pages) from plain text: a block attribute line at the margin ([verse], [NOTE], [[id]], [#id]), an
+# anchor [[id]], a cross reference <<id,text>>, a block macro (include::file[]), an inline macro
+# (name:target[text]).
+_SNIFF = (
+    re.compile(r"^\[(?:\[[\w:.-]+\]|#[\w-]+|[A-Za-z][\w-]*(?:,[^\]\s][^\]]*)?)\]\s*$"),
+    re.compile(r"\[\[[\w:.-]+(?:,[^\]]*)?\]\]"),
+    re.compile(r"<<[\w:.-]+(?:,[^>\n]+)?>>"),
+    re.compile(r"^(?:include|image|ifdef|ifndef|ifeval|endif)::\S*\[.*\]\s*$"),
+    re.compile(r"\b[a-z][a-z-]+:(?!//)[^\s\[\]:]+\[[^\]\n]*\]"),
+)
+SNIFF_LINES = 3  # lines of such markup that make a text AsciiDoc...
+SNIFF_SHARE = 0.005  # ...when they are at least this share of its lines
+
+
+def looks_like_asciidoc(text: str) -> bool:
+    """Whether a text (a .txt file) is AsciiDoc source: a few lines of markup only AsciiDoc writes."""
+    lines = text.splitlines()
+    marked = sum(1 for line in lines if any(r.search(line) for r in _SNIFF))
+    return marked >= SNIFF_LINES and marked >= SNIFF_SHARE * len(lines)
+
+
 def read_asciidoc(text: str, fallback_title: str) -> tuple[str, str]:
     """(title, text in the structured readers' form)."""
     lines = text.replace("\r\n", "\n").split("\n")

@@ -25,9 +25,11 @@ _TITLE_SEPARATORS = re.compile(r"\s+(?:[—–|·»:-]|::)\s+|:\s+")
 _TITLE_TAG = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 _ANCHOR_MARKS = str.maketrans("", "", "¶§\u00b6\U0001f517")
-# The classes of a boxed aside (DocBook's <div class="note"><h3>Note</h3>, a Sphinx admonition): its
-# title heads the box, not a section, so the text after the box stays under the section it was in.
-ASIDE_CLASSES = frozenset("note tip warning caution important admonition attention hint danger".split())
+# The classes of a boxed aside (DocBook's <div class="note"><h3>Note</h3>, a Sphinx admonition,
+# AsciiDoc's <div class="admonitionblock"><table>: an icon cell "Note" beside the text): its title
+# heads the box, not a section, so the text after the box stays under the section it was in; and a
+# box laid out as a table row reads "Note: text", not as a table row (which is never quoted).
+ASIDE_CLASSES = frozenset("note tip warning caution important admonition admonitionblock attention hint danger".split())
 
 
 def _clean(text: str) -> str:
@@ -76,7 +78,8 @@ def _in_aside(el) -> bool:
 
 def _page_parts(data: bytes):
     """(<title> text, first <h1> text, {heading text: level}, {pre text single-spaced: pre lines},
-    {a table row's first cell: its rows' cells}), texts single-spaced."""
+    {a table row's first cell: its rows' cells}, the same for rows of a boxed aside), texts
+    single-spaced."""
     from lxml import etree, html
 
     from ..web.decode import decode_body
@@ -85,7 +88,7 @@ def _page_parts(data: bytes):
         text = _XML_DECLARATION.sub("", decode_body(data)[0].replace("\x00", ""), count=1)
         root = html.document_fromstring(text)
     except (etree.ParserError, ValueError):
-        return "", "", {}, {}, {}
+        return "", "", {}, {}, {}, {}
     etree.strip_elements(root, "script", "style", "template", etree.Comment, with_tail=False)
     t = root.find(".//title")
     title_tag = _clean(t.text_content()) if t is not None else ""
@@ -103,13 +106,14 @@ def _page_parts(data: bytes):
             if el.tag == "h1" and not h1:
                 h1 = text
     rows: dict[str, list[list[str]]] = {}
+    asides: dict[str, list[list[str]]] = {}
     for tr in root.iter("tr"):
         if tr.find(".//table") is not None:
             continue
         cells = [c for c in (" ".join(td.text_content().split()) for td in tr if td.tag in ("td", "th")) if c]
         if len(cells) >= 2:
-            rows.setdefault(cells[0], []).append(cells)
-    return title_tag, h1, headings, pres, rows
+            (asides if _in_aside(tr) else rows).setdefault(cells[0], []).append(cells)
+    return title_tag, h1, headings, pres, rows, asides
 
 
 def title_tag_of(data: bytes) -> str:
@@ -127,7 +131,7 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
     from ..web.extract import extract
 
     ex = extract(data, url=url)
-    title_tag, h1, headings, pres, rows = _page_parts(data)
+    title_tag, h1, headings, pres, rows, asides = _page_parts(data)
     out: list[str] = []
     paras = [p for p in ex.text.split("\n\n") if p.strip()]
     keys = [" ".join(p.split()) for p in paras]
@@ -136,7 +140,11 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
         para, key = paras[i], keys[i]
         i += 1
         row = next((r for r in rows.get(key, ()) if keys[i - 1 : i - 1 + len(r)] == r), None)
-        if row:  # a table row the extractor gave as one paragraph per cell reads as one row
+        box = next((r for r in asides.get(key, ()) if keys[i - 1 : i - 1 + len(r)] == r), None)
+        if box:  # a boxed aside laid out as a table: "Note: text"
+            out.append(as_text(f"{box[0]}: {' '.join(box[1:])}"))
+            i += len(box) - 1
+        elif row:  # a table row the extractor gave as one paragraph per cell reads as one row
             out.append("| " + " | ".join(row) + " |")
             i += len(row) - 1
         elif key in pres and "\n" in "\n".join(pres[key]).strip():

@@ -51,6 +51,11 @@ def _words(line: str) -> str:
     return re.sub(r"\s~\s*$", "", line).rstrip()
 
 
+def is_help_file(text: str) -> bool:
+    """Whether the text opens the way a help file does: a line naming the file by its tag."""
+    return bool(_HEADER.match(text.lstrip("\ufeff")[:200]))
+
+
 def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
     """(title, text, structured): a structured text in the structured readers' form, else as it is."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -1,9 +1,10 @@
 """Reading files for the knowledge base, each kind as a document: Markdown (utils/kb/markdown.py),
 reStructuredText through docutils (rst.py), AsciiDoc (asciidoc.py), HTML through the page extractor
 with its headings, code and own title kept (html_doc.py), plain text with a help file's sections
-(plaintext.py), PDF through the one PDF reader; a gzip-compressed file (``name.md.gz``) is read as the
-kind its inner suffix names. Which files of a folder are read: utils/kb/walk.py. Bytes are decoded by
-utils.web.decode, the same decoder the crawler uses.
+(plaintext.py; a .txt that is AsciiDoc source is read as AsciiDoc), PDF through the one PDF reader;
+a gzip-compressed file (``name.md.gz``) is read as the kind its inner suffix names. Which files of a
+folder are read: utils/kb/walk.py. Bytes are decoded by utils.web.decode, the same decoder the
+crawler uses.
 
 A structured reader's text marks headings and code one way (utils/kb/structure.py), from which each
 chunk gets its heading path."""
@@ -89,9 +90,13 @@ def _decode(data: bytes) -> str:
 
 
 def _read_text(data: bytes, path: Path) -> tuple[str, str, bool]:
-    from .plaintext import read_plain
+    from .asciidoc import looks_like_asciidoc, read_asciidoc
+    from .plaintext import is_help_file, read_plain
 
-    return read_plain(_decode(data), _stem(path))
+    text = _decode(data)
+    if not is_help_file(text) and looks_like_asciidoc(text):  # AsciiDoc sources are often named .txt
+        return (*read_asciidoc(text, _stem(path)), True)
+    return read_plain(text, _stem(path))
 
 
 def _read_markdown(data: bytes, path: Path) -> tuple[str, str, bool]:
