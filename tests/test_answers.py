@@ -182,6 +182,37 @@ def test_a_question_the_documents_cannot_answer_gets_low_confidence(cli, tmp_pat
     )
 
 
+def test_after_the_whole_question_each_part_of_a_two_part_question_is_searched_on_its_own():
+    q = "How long does the kettle keep water warm by default, and which setting turns off the warming plate?"
+    ctx = {"query": q, "actions": ["search_kb", "send_to_hitl"], "facts": [], "candidate_urls": []}
+    asked, history = [], []
+    for _ in range(3):
+        got = OfflineEngine().decide({**ctx, "history": history}).data
+        asked.append((got["next_action"], got["query_or_url"]))
+        history.append({"action": got["next_action"], "query_or_url": got["query_or_url"], "ok": True})
+    assert asked == [
+        ("search_kb", q),
+        ("search_kb", "How long does the kettle keep water warm by default"),
+        ("search_kb", "which setting turns off the warming plate"),
+    ]
+
+
+def test_each_part_of_a_two_part_question_is_searched_and_answered(cli, tmp_path):
+    # a dozen pages on keeping water warm crowd the whole question's search; the setting that turns the
+    # warming off is found by searching the second part on its own
+    docs = {
+        f"kettle-{i}.md": f"# Kettle note {i}\n\nThe kettle keeps water warm after it boils; note {i} says "
+        f"the warm water is kept at the brewing temperature and the keeping is logged by default."
+        for i in range(12)
+    }
+    docs["warming.md"] = "# Warming\n\nBy default the kettle keeps water warm for 30 minutes."
+    docs["settings.md"] = "# Settings\n\nThe HOLD_OFF setting turns off the warming plate entirely."
+    question = "How long does the kettle keep water warm by default, and which setting turns off the warming plate?"
+    data = ask(cli, tmp_path, docs, question)
+    assert "30 minutes" in data["answer"] and "HOLD_OFF" in data["answer"]
+    assert {"warming.md", "settings.md"} <= {u.rsplit("/", 1)[-1] for u in cited(data)}
+
+
 PLACES = {
     "Elmbrook": "Elmbrook is a village in Harlow County, in the state of Westland. A mill was built there in 1820.",
     "Harlow County": "Harlow County is a county in the state of Westland, bordered by the hills of the north and "

@@ -33,6 +33,7 @@ from .passages import (
     is_quotable,
     passages,
     plain_heading,
+    question_parts,
     question_weights,
 )
 from .protocol import BaseEngine
@@ -132,15 +133,25 @@ class OfflineEngine(BaseEngine):
 
         if fresh(SEARCH_KB, round_q):
             return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
+        for part in question_parts(query):  # a two-part question: each part's passages, searched on its own
+            if fresh(SEARCH_KB, part):
+                return pick(SEARCH_KB, part, "Search the knowledge base for one part of the question on its own.")
         for name in question_names(query):  # an entity question: the wiki has a page about what it names
             if fresh(SEARCH_WIKI, name):
                 return pick(SEARCH_WIKI, name, f"Look up '{name}' in the wiki: the question is about it.")
         web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
-        for a in web:
-            if fresh(a, round_q):
-                return pick(a, round_q, "Search the web for the question.")
-            if a in actions:
-                break  # one web engine per query; the search tool itself falls back to the other
+        for q in [round_q, *question_parts(query)]:
+            for a in web:
+                if fresh(a, q):
+                    return pick(
+                        a,
+                        q,
+                        "Search the web for the question."
+                        if q == round_q
+                        else "Search the web for one part of the question.",
+                    )
+                if a in actions:
+                    break  # one web engine per query; the search tool itself falls back to the other
 
         facts = [f for f in ctx.get("facts", []) if f.source not in set(ctx.get("excluded_sources", []))]
         entities = salient_entities(facts, qterms)
@@ -198,7 +209,7 @@ class OfflineEngine(BaseEngine):
         # A search for a lead the facts brought up (not for the question itself) finds the second hop of
         # a two-hop question, but seldom the passage that opens the answer.
         step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
-        follow_up = bool(step_q) and not term_set(query) <= term_set(step_q)
+        follow_up = bool(step_q) and not term_set(query) <= term_set(step_q) and step_q not in question_parts(query)
         read = _Reading(query, weights, step_q)
         for it in ctx.get("items", []):
             cands, lead = read.item(it, known)

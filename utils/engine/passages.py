@@ -100,6 +100,20 @@ _CODE = re.compile(
 _HEADING_END = re.compile(r"[.!?:;,]$")
 
 
+_PARTS = re.compile(
+    r",\s+and\s+(?=(?:which|what|how|when|where|who|whom|whose|why|does|do|did|is|are|was|were|can|could|"
+    r"should|will|would)\b)",
+    re.I,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions a two-part question asks ("Which port does it listen on by default, and which
+    variable changes it?": two), each to search for on its own; [] for a question of one part."""
+    parts = [p.strip(" ?") for p in _PARTS.split(question)]
+    return parts if len(parts) > 1 and all(len(content_terms(p)) >= 2 for p in parts) else []
+
+
 def asks_for(question: str) -> str | None:
     """The kind of value a question asks for ("default", "version", "year", "number", "code"), if any."""
     for kind, pattern in _ASKS:
