@@ -155,6 +155,24 @@ def test_a_default_on_the_last_line_of_an_options_entry_is_quoted_with_the_whole
     assert "Largest amount of data in bytes kept from stdout or stderr" in first and "`1024 * 1024`" in first
 
 
+def test_a_section_number_in_a_heading_is_not_the_figure_a_question_asks_for(cli, tmp_path):
+    # "8.2.12." places the section; the amount is in the sentence after the one that names the subject
+    doc = (
+        "# Checker manual\n\n## 8.2.11. Start-up\n\nThe checker starts with the program and reads its options.\n\n"
+        "## 8.2.12. Resource Requirements\n\nThe checker allocates some of its temporary data on the stack of each "
+        "thread. This amount of data is limited to 1 - 2 KB.\n\n## 8.2.13. Output\n\nThe checker writes its "
+        "findings to standard error, one finding per paragraph.\n"
+    )
+    data = ask(
+        cli,
+        tmp_path,
+        {"checker.md": doc},
+        "How much of each thread's stack does the checker use for its temporary data?",
+    )
+    first = data["answer"].split("[")[0]
+    assert "1 - 2 KB" in first and "8.2.12" not in data["answer"]
+
+
 def test_a_short_value_line_under_a_heading_is_quoted_with_the_heading(cli, tmp_path):
     # "added: v2.3.0." says nothing alone; under its heading it answers when make_widget() came
     data = ask(cli, tmp_path, {"widgets.md": WIDGETS}, "When did make_widget() become available?")

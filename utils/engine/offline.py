@@ -451,7 +451,7 @@ class _Reading:
             if headed and not p.before and len(sent) < T.MIN_CHARS:
                 return under(), True
             return sent, True
-        if headed and holds(self.wants, p.heading, self.query):
+        if headed and holds(self.wants, plain_heading(p.heading), self.query):
             return under(), True
         return sent, False
 

@@ -241,10 +241,14 @@ def _blocks(paras: list[str]) -> list[tuple[str, list[str]]]:
 _UNDERLINE = re.compile(r"\s*([~=\-_*#^\"'`])\1{2,}\s*")
 
 
+_ENUMERATION = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+(?=\S)")  # "8.2.12. ", "E.2. ", "1. "
+
+
 def plain_heading(line: str) -> str:
-    """A heading-like line without the rules that underline it ("Release 3.18.0 ~~~~~~~") or the
-    marks that make it one ("## fs.rm(path)")."""
-    return _UNDERLINE.sub(" ", line).strip().lstrip("#").strip()
+    """A heading-like line without the rules that underline it ("Release 3.18.0 ~~~~~~~"), the
+    marks that make it one ("## fs.rm(path)") or its section number ("8.2.12. Resource
+    Requirements": the number places the section, it is not a figure the section gives)."""
+    return _ENUMERATION.sub("", _UNDERLINE.sub(" ", line).strip().lstrip("#").strip())
 
 
 def is_quotable(sentence: str) -> bool:
