@@ -173,6 +173,17 @@ def test_a_section_number_in_a_heading_is_not_the_figure_a_question_asks_for(cli
     assert "1 - 2 KB" in first and "8.2.12" not in data["answer"]
 
 
+def test_an_option_term_heads_its_description_like_a_heading(cli, tmp_path):
+    # "--retries=<n> [default: 3]" names the option its description is about: not a list item
+    doc = (
+        "# Spooler options\n\nThe spooler reads these options when it starts.\n\n"
+        "--retries=<n> [default: 3]\n\nHow often a job that a printer refused is sent again before the spooler "
+        "gives up on it.\n\n--log-dir=<path>\n\nThe folder where the spooler writes its log, a new file each day.\n"
+    )
+    data = ask(cli, tmp_path, {"options.md": doc}, "How often does the spooler send a refused job again, by default?")
+    assert data["answer"].startswith("--retries=<n> [default: 3]: How often a job that a printer refused is sent again")
+
+
 def test_a_short_value_line_under_a_heading_is_quoted_with_the_heading(cli, tmp_path):
     # "added: v2.3.0." says nothing alone; under its heading it answers when make_widget() came
     data = ask(cli, tmp_path, {"widgets.md": WIDGETS}, "When did make_widget() become available?")

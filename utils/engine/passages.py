@@ -188,13 +188,12 @@ class Passage:
     item: str = ""  # the whole paragraph (a list item) it is a sentence of, if that has more than one
 
 
+_ITEM_MARK = re.compile(r"^(?:[|*•+]|-(?=\s|$))")  # a table row or a list item; "--all", "-F format" are terms
+
+
 def _is_heading(para: str) -> bool:
     words = para.split()
-    return (
-        0 < len(words) <= T.HEADING_MAX_WORDS
-        and not _HEADING_END.search(para)
-        and not para.startswith(("|", "-", "*", "•", "+"))
-    )
+    return 0 < len(words) <= T.HEADING_MAX_WORDS and not _HEADING_END.search(para) and not _ITEM_MARK.match(para)
 
 
 def without_heading(text: str) -> str:
