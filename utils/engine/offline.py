@@ -133,23 +133,20 @@ class OfflineEngine(BaseEngine):
 
         if fresh(SEARCH_KB, round_q):
             return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
-        for part in question_parts(query):  # a two-part question: each part's passages, searched on its own
+        parts = question_parts(query)  # a two-part question: each part's passages, searched on its own too
+        for part in parts:
             if fresh(SEARCH_KB, part):
                 return pick(SEARCH_KB, part, "Search the knowledge base for one part of the question on its own.")
         for name in question_names(query):  # an entity question: the wiki has a page about what it names
             if fresh(SEARCH_WIKI, name):
                 return pick(SEARCH_WIKI, name, f"Look up '{name}' in the wiki: the question is about it.")
         web = [a for a in WEB_SEARCH if a not in failed_engines] + [a for a in WEB_SEARCH if a in failed_engines]
-        for q in [round_q, *question_parts(query)]:
+        searches = [(round_q, "Search the web for the question.")]
+        searches += [(part, "Search the web for one part of the question.") for part in parts]
+        for q, why in searches:
             for a in web:
                 if fresh(a, q):
-                    return pick(
-                        a,
-                        q,
-                        "Search the web for the question."
-                        if q == round_q
-                        else "Search the web for one part of the question.",
-                    )
+                    return pick(a, q, why)
                 if a in actions:
                     break  # one web engine per query; the search tool itself falls back to the other
 
