@@ -8,7 +8,7 @@ import json
 import re
 
 from sleuth.utils.engine.offline import OfflineEngine, answer_facts
-from sleuth.utils.engine.passages import confidence_features, question_weights
+from sleuth.utils.engine.passages import asks_for, confidence_features, question_weights
 from sleuth.utils.research.loopdata import Fact, Source, ToolItem
 
 MANUAL = """# Spooler manual
@@ -209,6 +209,34 @@ def test_a_question_the_documents_cannot_answer_gets_low_confidence(cli, tmp_pat
     assert data["answer"].startswith(("The sources read do not appear to answer", "I could not find information")) or (
         "treat this as a lead to check, not a settled answer" in data["answer"]
     )
+
+
+BACKUP = """# Backup tool
+
+## Keeping copies
+
+The tool keeps old copies of every file it backs up. Ask the operator before you change how many old copies are
+kept, since a change applies to every machine at once.
+
+## --keep=<count>
+
+How many old copies of a file are kept. The default is 7 copies.
+"""
+
+
+def test_a_question_that_asks_for_a_default_without_the_word_is_answered_with_the_default(cli, tmp_path):
+    # "unless I ask for another number" asks for the default: its words are not what the question is about
+    question = "How many old copies does the backup tool keep unless I ask for another number?"
+    data = ask(cli, tmp_path, {"backup.md": BACKUP}, question)
+    assert not data["answer"].startswith("The sources read do not appear to answer")
+    assert "The default is 7 copies." in data["answer"].split("[")[0]
+
+
+def test_what_an_option_does_is_not_taken_for_a_question_asking_for_an_option():
+    assert asks_for("What does setting a table's fillfactor below 100 actually do?") is None
+    assert asks_for("What does the --keep option do?") is None
+    assert asks_for("Which option keeps old copies?") == "code"
+    assert asks_for("What is the flag that keeps old copies?") == "code"
 
 
 def test_after_the_whole_question_each_part_of_a_two_part_question_is_searched_on_its_own():

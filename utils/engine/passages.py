@@ -33,16 +33,16 @@ COMMON_CAPS = frozenset(  # capitalised at a sentence's start, not because they 
 
 # What a question asks for, and what a sentence that gives it holds. English question wording,
 # not any one document set's: "unless I set one" and "out of the box" ask for a default.
+# A question may ask for a default without the word: the clause that says so ("unless I change it",
+# up to the next comma or the question's end) names no subject, so its words are not weighed as the
+# question's; the word "default" is, as documentation states one with it.
+_DEFAULT_CLAUSE = re.compile(
+    r"\b(?:unless (?:i|you|we|it)\b|if (?:i|you|we) (?:don'?t|do not|never)\b|out of the box|otherwise|"
+    r"when (?:not|no) \w+ (?:is )?(?:set|given|specified)|if (?:not|none) (?:set|given))[^,;?]*",
+    re.I,
+)
 _ASKS = [
-    (
-        "default",
-        re.compile(
-            r"\b(defaults?|by default|unless (?:i|you|we|it)\b|if (?:i|you|we) (?:don'?t|do not|never)|"
-            r"out of the box|otherwise|when (?:not|no) \w+ (?:is )?(?:set|given|specified)|"
-            r"if (?:not|none) (?:set|given))",
-            re.I,
-        ),
-    ),
+    ("default", re.compile(rf"\b(?:defaults?|by default)\b|{_DEFAULT_CLAUSE.pattern}", re.I)),
     (
         "version",
         re.compile(
@@ -71,7 +71,8 @@ _ASKS = [
     (
         "code",
         re.compile(
-            r"\b(which|what) (?:\w+ ){0,2}(?:option|flag|switch|command|function|method|setting|variable|parameter|"
+            r"\b(which|what) (?:(?!(?:does|do|did|can|could|should|would|will)\b)\w+ ){0,2}"
+            r"(?:option|flag|switch|command|function|method|setting|variable|parameter|"
             r"key|keyword|argument|property|event|module|class|macro|directive|tool|mode|format|file)s?\b|"
             r"\bhow (?:do|can|would|should) (?:i|you|we)\b",
             re.I,
@@ -161,6 +162,8 @@ def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | 
     the knowledge base's IDF) a word common to the whole collection less than a rare one."""
     w: dict[str, float] = {}
     caps = {stem(fold(m)) for m in _CAPS.findall(query)} - {stem(s) for s in COMMON_CAPS}
+    if not _DEFAULT.search(query) and _DEFAULT_CLAUSE.search(query):
+        query = _DEFAULT_CLAUSE.sub(" ", query) + " default"
     for t in content_terms(query):
         s = stem(t)
         w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
