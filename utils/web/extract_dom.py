@@ -327,6 +327,16 @@ def _join_lines(pieces: list[str]) -> str:
     return "".join(out)
 
 
+# A permalink: a link to a place on its own page whose text is only a mark ("¶" after a Sphinx heading
+# or signature, "§", "#", a link symbol). It is furniture, and its mark would stick to the text before it.
+_PERMALINK_MARKS = frozenset("¶§#\U0001f517")
+
+
+def _permalink(el) -> bool:
+    text = "".join(el.itertext()).strip()
+    return (el.get("href") or "").startswith("#") and bool(text) and set(text) <= _PERMALINK_MARKS
+
+
 _INLINE_FURNITURE_MAX = 300  # an inline element named like furniture but holding more text than this wraps content
 
 
@@ -413,7 +423,9 @@ def segment(
                 node_tags.append(tag)
                 cur = len(parents) - 1
                 stack.append(1)
-            elif tag not in _PLAIN_INLINE and _boilerplate(el, tag) and not _wraps_content(el):
+            elif (tag not in _PLAIN_INLINE and _boilerplate(el, tag) and not _wraps_content(el)) or (
+                tag == "a" and _permalink(el)
+            ):
                 stack.append(2)
                 walker.skip_subtree()
                 continue
