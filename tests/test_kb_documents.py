@@ -163,7 +163,7 @@ def test_a_note_box_s_title_does_not_take_the_text_after_the_box_out_of_its_sect
     assert "A dump taken while the store is busy may be slow." in text  # the note is still read
 
 
-def test_a_permalink_s_mark_is_not_read_as_part_of_the_text(tmp_path):
+def test_a_link_that_is_only_a_mark_is_not_read_as_part_of_the_text(tmp_path):
     page = tmp_path / "api.html"
     page.write_text(
         "<html><head><title>API</title></head><body><div class='body' role='main'><section id='api'>"
@@ -171,12 +171,15 @@ def test_a_permalink_s_mark_is_not_read_as_part_of_the_text(tmp_path):
         "<dl><dt id='open_store'>open_store(path, mode='r')<a class='headerlink' href='#open_store'>¶</a></dt>"
         "<dd><p>Opens the store at path and returns a handle that reads and writes its records.</p></dd></dl>"
         "<p>A store opened for reading can be shared by many threads at once. <a href='#open_store'>§</a></p>"
+        "<ul><li><p>Fix a crash when a store is closed twice (A. Author) <a href='https://example.org/c/1a2b'>§</a>"
+        "</p></li></ul>"
         "</section></div></body></html>",
         encoding="utf-8",
     )
     title, text, _, _ = readers.read_document(page)
     assert "open_store(path, mode='r')" in text
     assert "Opens the store at path and returns a handle" in text
+    assert "Fix a crash when a store is closed twice (A. Author)" in text
     assert not set("¶§") & set(text)  # "open_store(path, mode='r')¶" would be quoted with its mark
 
 

@@ -327,14 +327,15 @@ def _join_lines(pieces: list[str]) -> str:
     return "".join(out)
 
 
-# A permalink: a link to a place on its own page whose text is only a mark ("¶" after a Sphinx heading
-# or signature, "§", "#", a link symbol). It is furniture, and its mark would stick to the text before it.
-_PERMALINK_MARKS = frozenset("¶§#\U0001f517")
+# A link whose text is only a mark: a permalink ("¶" after a Sphinx heading or signature, "#", a link
+# symbol) or a reference ("§" after a release note's item, to its commit). It is furniture, and its
+# mark would stick to the sentence before it.
+_LINK_MARKS = frozenset("¶§#\U0001f517")
 
 
-def _permalink(el) -> bool:
+def _mark_link(el) -> bool:
     text = "".join(el.itertext()).strip()
-    return (el.get("href") or "").startswith("#") and bool(text) and set(text) <= _PERMALINK_MARKS
+    return bool(text) and set(text) <= _LINK_MARKS
 
 
 _INLINE_FURNITURE_MAX = 300  # an inline element named like furniture but holding more text than this wraps content
@@ -424,7 +425,7 @@ def segment(
                 cur = len(parents) - 1
                 stack.append(1)
             elif (tag not in _PLAIN_INLINE and _boilerplate(el, tag) and not _wraps_content(el)) or (
-                tag == "a" and _permalink(el)
+                tag == "a" and _mark_link(el)
             ):
                 stack.append(2)
                 walker.skip_subtree()
