@@ -63,6 +63,17 @@ def test_the_same_file_by_two_names_is_ingested_once(cli, tmp_path, notes):
     assert search(cli, data, "okapi") == [str((notes / "okapi.md").resolve())]
 
 
+def test_a_link_whose_name_gives_the_type_of_a_file_named_without_one_is_read(cli, tmp_path, notes):
+    # Debian's doc folders do this: NEWS.rst.gz -> changelog.gz
+    (notes / "changes").write_text("Changes\n=======\n\nThe okapi feeder was added in release 2.1.\n")
+    os.symlink("changes", notes / "NEWS.rst")
+    data = tmp_path / "data"
+    proc = cli("kb", "ingest", str(notes), data_dir=data)
+    assert proc.returncode == 0, proc.stderr
+    assert "error" not in proc.stderr and "skipped" not in proc.stderr  # read, under the link's name
+    assert search(cli, data, "okapi feeder release")[0] == str((notes / "changes").resolve())  # the file itself
+
+
 def test_symlinks_out_of_the_folder_are_followed_only_when_asked(cli, tmp_path, notes):
     secret = tmp_path / "private"
     secret.mkdir()

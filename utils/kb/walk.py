@@ -1,7 +1,8 @@
 """Which files `kb ingest PATH...` reads: folders walked recursively, safely in hostile folders.
 
 * Each file is read once, by its real path: a symlink to a file already met, or the same file named
-  twice on the command line, is a duplicate (passed over, reported).
+  twice on the command line, is a duplicate (passed over, reported). When only the link's name says
+  what type the file is (Debian's ``NEWS.rst.gz -> changelog.gz``), it is read by the link's name.
 * Symlinks are followed only inside the folder given: one that leads out of it is passed over unless
   `follow_links` (`--follow-links`), and a symlinked folder is entered only then. A symlink that
   loops or leads nowhere is passed over; folders already walked are never walked again (no loops).
@@ -53,7 +54,7 @@ def walk(paths: Iterable[str | Path], follow_links: bool = False) -> Walk:
             out.passed_over.append((str(shown), DUPLICATE))
             return
         seen.add(real)
-        out.files.append(real)
+        out.files.append(real if kind_of(real)[0] is not None else shown)
 
     for given in paths:
         p = Path(given).expanduser()
@@ -66,6 +67,7 @@ def walk(paths: Iterable[str | Path], follow_links: bool = False) -> Walk:
             add(p, real)  # a file named on the command line is read even through a symlink: it was asked for
         else:
             out.errors.append((str(p), SPECIAL))
+    out.skipped = [s for s in out.skipped if _real(Path(s)) not in seen]  # read under a link's name
     return out
 
 
