@@ -81,6 +81,22 @@ def test_restructuredtext_reads_without_roles_directives_or_underlines(capsys, d
     assert '```\nimport shelf\ndb = shelf.open("data")\n```' in text
 
 
+def test_a_myst_role_in_markdown_reads_like_a_restructuredtext_role(tmp_path):
+    page = tmp_path / "wheels.md"
+    page.write_text(
+        "# Wheels\n\nGiven a {term}`pypug:source distribution` for a package, the tool builds a "
+        "{term}`wheel <pypug:wheel>` and keeps it (see {ref}`the cache <wheel-cache>`) next to "
+        "{py:func}`~shelf.tools.build`. A file named `{pid}.log` is written too.\n",
+        encoding="utf-8",
+    )
+    title, text, _, _ = readers.read_document(page)
+    assert title == "Wheels"
+    assert (
+        "Given a source distribution for a package, the tool builds a wheel and keeps it (see the cache) next to "
+        "`build`. A file named `{pid}.log` is written too." in text
+    )
+
+
 def test_asciidoc_reads_without_markup(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "lantern-manual.adoc")[0] == 0
     hit = search(capsys, data_dir, "default glow level")[0]

@@ -6,6 +6,8 @@
   their text, images and HTML (comments, tags) are dropped, ``**``/``_`` emphasis markers too;
   backticks around code names stay. List items keep a ``- `` marker, table rows read
   ``| a | b |``, fenced and indented code becomes a fenced block.
+* A MyST role (``{term}`wheel```, Markdown's form of reST's ``:term:`wheel```) reads as reST's
+  does (utils/kb/rst.py, ``role_text``): no braces, a cross-reference as its words.
 * An HTML comment that holds YAML metadata (its first word is ``YAML``; a documentation generator's
   "added in / changed in" notes) reads as its ``key: value`` lines, addresses left out: it is the
   only place such a page says when something appeared.
@@ -17,6 +19,7 @@ import re
 import threading
 
 from ..text import FENCE
+from .rst import role_text
 from .structure import heading_line
 
 _FRONT = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.M | re.S)
@@ -29,6 +32,7 @@ _HTML_TAGS = frozenset(
     strike strong sub sup time tt u var wbr div p details summary big center""".split()
 )
 _TAG_NAMES = "|".join(sorted(_HTML_TAGS, key=len, reverse=True))
+_MYST_ROLE = re.compile(r"\{([A-Za-z][\w.+-]*(?::[\w.+-]+)?)\}$")  # "{term}" right before a code span
 _PLACEHOLDER = re.compile(r"</?(?!(?:" + _TAG_NAMES + r")\b)[A-Za-z][\w.-]*>")
 _KEY = re.compile(r"^[\w-]+:(?:\s|$)")
 _URL_VALUE = re.compile(r"^\s*(?:-\s*)?[\w-]+:\s*\S+://\S*\s*$")
@@ -61,7 +65,13 @@ def _inline(children) -> str:
         if c.type == "text":
             out.append(c.content)
         elif c.type == "code_inline":
-            out.append(f"`{c.content}`")
+            role = _MYST_ROLE.search(out[-1]) if out else None
+            if role:  # {term}`wheel`
+                out[-1] = out[-1][: role.start()]
+                shown, prose = role_text(role.group(1), c.content)
+                out.append(shown if prose else f"`{shown}`")
+            else:
+                out.append(f"`{c.content}`")
         elif c.type in ("softbreak", "hardbreak"):
             out.append(" ")
         elif c.type == "html_inline" and c.content.lower().startswith("<sup"):

@@ -60,12 +60,22 @@ def _shown(text: str) -> str:
     return text.lstrip("!")
 
 
+_INVENTORY = re.compile(r"^[a-z][\w-]*:(?=\S)")  # "pypug:wheel": a term in another project's glossary
+
+
+def role_text(name: str, text: str) -> tuple[str, bool]:
+    """(what a role shows, whether it reads as words rather than as code): ":term:`pypug:wheel`" ->
+    ("wheel", True), ":func:`~os.path.join`" -> ("join", False)."""
+    if name.split(":")[-1] in _PROSE_ROLES:
+        return _INVENTORY.sub("", _shown(text), count=1), True
+    return _shown(text), False
+
+
 def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     from docutils import nodes
 
-    if name.split(":")[-1] in _PROSE_ROLES:
-        return [nodes.Text(_shown(text))], []
-    return [nodes.literal(rawtext, _shown(text))], []
+    shown, prose = role_text(name, text)
+    return [nodes.Text(shown) if prose else nodes.literal(rawtext, shown)], []
 
 
 def _directive_class():
