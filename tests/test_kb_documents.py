@@ -97,6 +97,24 @@ def test_a_myst_role_in_markdown_reads_like_a_restructuredtext_role(tmp_path):
     )
 
 
+def test_a_myst_directive_reads_like_the_restructuredtext_one(tmp_path):
+    page = tmp_path / "cache.md"
+    page.write_text(
+        "# Cache\n\nThe tool keeps downloads in a cache.\n\n"
+        "```{versionadded} 20.1\nThe `cache` command.\n```\n\n"
+        "```{note}\n:class: margin\nThe cache holds at most 2 GB unless told otherwise.\n```\n\n"
+        "```{toctree}\ninstall\nusage\n```\n\n"
+        "```{tool-cli}\n$ tool cache dir\n```\n",
+        encoding="utf-8",
+    )
+    text = readers.read_document(page)[1]
+    assert "New in version 20.1: The `cache` command." in text
+    assert "Note: The cache holds at most 2 GB unless told otherwise." in text  # prose: it can be quoted
+    assert "```{tool-cli}\n$ tool cache dir\n```" in text  # a command session stays code
+    for markup in ("{note}", "{versionadded}", ":class:", "toctree", "install\nusage"):
+        assert markup not in text
+
+
 def test_asciidoc_reads_without_markup(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "lantern-manual.adoc")[0] == 0
     hit = search(capsys, data_dir, "default glow level")[0]

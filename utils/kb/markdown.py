@@ -6,6 +6,9 @@
   their text, images and HTML (comments, tags) are dropped, ``**``/``_`` emphasis markers too;
   backticks around code names stay. List items keep a ``- `` marker, table rows read
   ``| a | b |``, fenced and indented code becomes a fenced block.
+* A MyST directive's fence (```` ```{note} ````) is read like the reST directive: a note, a tab or a
+  version note as prose ("Note: ...", "New in version 22.1: ..."), a table of contents as nothing;
+  any other stays code.
 * A MyST role (``{term}`wheel```, Markdown's form of reST's ``:term:`wheel```) reads as reST's
   does (utils/kb/rst.py, ``role_text``): no braces, a cross-reference as its words.
 * An HTML comment that holds YAML metadata (its first word is ``YAML``; a documentation generator's
@@ -19,7 +22,7 @@ import re
 import threading
 
 from ..text import FENCE
-from .rst import role_text
+from .rst import VERSION_NOTES, role_text
 from .structure import heading_line
 
 _FRONT = re.compile(r"\A(?:\ufeff)?---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.M | re.S)
@@ -33,6 +36,14 @@ _HTML_TAGS = frozenset(
 )
 _TAG_NAMES = "|".join(sorted(_HTML_TAGS, key=len, reverse=True))
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w.+-]*(?::[\w.+-]+)?)\}$")  # "{term}" right before a code span
+# A MyST directive is a fence named in braces ("```{note}"). A note, a tab or a version note is prose of
+# the page, read like reST's ("Note: ...", "New in version 22.1: ..."); a table of contents is no text;
+# any other (a command session, code) stays a fenced block.
+_MYST_DIRECTIVE = re.compile(r"^\{([\w-]+)\}\s*(.*)$")
+_MYST_PROSE = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint"}
+_MYST_TITLED = {"admonition", "tab", "tab-item", "dropdown", "topic", "sidebar"}  # the argument is the title
+_MYST_SKIP = {"toctree", "contents", "include"}
+_MYST_OPTIONS = re.compile(r"\A(?:[ \t]*:[\w-]+:[^\n]*\n)+|\A\s*---\n(?s:.*?)\n---\n")  # ":class: tip" lines, or YAML
 _PLACEHOLDER = re.compile(r"</?(?!(?:" + _TAG_NAMES + r")\b)[A-Za-z][\w.-]*>")
 _KEY = re.compile(r"^[\w-]+:(?:\s|$)")
 _URL_VALUE = re.compile(r"^\s*(?:-\s*)?[\w-]+:\s*\S+://\S*\s*$")
@@ -107,6 +118,28 @@ def _yaml_comment(html: str) -> list[str]:
     return [" ".join(sentences)] if sentences else []
 
 
+def _myst(directive: re.Match, content: str = "") -> list[str] | None:
+    """A MyST directive's blocks of prose ("Note: text"), [] for one that is no text, None for code."""
+    name, arg = directive.group(1), directive.group(2).strip()
+    if name in _MYST_SKIP:
+        return []
+    if name in VERSION_NOTES:
+        label = f"{VERSION_NOTES[name]} {arg}".strip()
+    elif name in _MYST_PROSE or name == "seealso":
+        label = "See also" if name == "seealso" else name.capitalize()
+    elif name in _MYST_TITLED:
+        label = arg
+    else:
+        return None
+    body = read_markdown(_MYST_OPTIONS.sub("", content, count=1), "")[1].split("\n\n") if content.strip() else []
+    body = [b for b in body if b]
+    if not label:
+        return body
+    if body and not body[0].startswith(("#", FENCE, "|", "- ")):
+        return [f"{label}{' ' if label[-1] in '.:?!' else ': '}{body[0]}", *body[1:]]
+    return [label if label[-1] in ".:?!" else f"{label}.", *body]
+
+
 def read_markdown(text: str, fallback_title: str) -> tuple[str, str]:
     """(title, text in the structured readers' form)."""
     title, body = front_matter(text)
@@ -148,6 +181,9 @@ def read_markdown(text: str, fallback_title: str) -> tuple[str, str]:
             if text_:
                 blocks.append("".join(prefix) + text_ if prefix else text_)
                 prefix.clear()
+        elif t == "fence" and (directive := _MYST_DIRECTIVE.match(tok.info.strip())) and _myst(directive) is not None:
+            blocks += _myst(directive, tok.content)
+            prefix.clear()
         elif t in ("fence", "code_block"):
             code = tok.content.rstrip("\n")
             if code.strip():

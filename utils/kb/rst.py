@@ -24,7 +24,7 @@ _ROLE = re.compile(r":([A-Za-z][\w.+-]*(?::[\w.+-]+)?):`")
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+([A-Za-z][\w.+-]*(?::[\w.+-]+)?)::", re.M)
 _TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$", re.S)
 _CODE_DIRECTIVES = {"code-block", "sourcecode", "literalinclude", "highlight", "productionlist", "doctest", "testcode"}
-_VERSION_NOTES = {
+VERSION_NOTES = {
     "versionadded": "New in version",
     "versionchanged": "Changed in version",
     "deprecated": "Deprecated since version",
@@ -102,9 +102,9 @@ def _directive_class():
                 code = "\n".join(self.content)
                 return [nodes.literal_block(code, code)] if code.strip() else []
             box = nodes.container()
-            if name in _VERSION_NOTES:
+            if name in VERSION_NOTES:
                 version, rest = (arg.split(None, 1) + ["", ""])[:2]
-                para = nodes.paragraph(text=f"{_VERSION_NOTES[name]} {version}" + (": " if rest.strip() else "."))
+                para = nodes.paragraph(text=f"{VERSION_NOTES[name]} {version}" + (": " if rest.strip() else "."))
                 if rest.strip():
                     inline, _msgs = self.state.inline_text(" ".join(rest.split()), self.lineno)
                     para += inline
