@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import re
 
-from sleuth.utils.engine.offline import OfflineEngine, answer_facts
+from sleuth.utils.engine.offline import OfflineEngine, answer_facts, salient_entities
 from sleuth.utils.engine.passages import asks_for, confidence_features, question_weights
 from sleuth.utils.research.loopdata import Fact, Source, ToolItem
+from sleuth.utils.text import term_set
 
 MANUAL = """# Spooler manual
 
@@ -237,6 +238,12 @@ def test_what_an_option_does_is_not_taken_for_a_question_asking_for_an_option():
     assert asks_for("What does the --keep option do?") is None
     assert asks_for("Which option keeps old copies?") == "code"
     assert asks_for("What is the flag that keeps old copies?") == "code"
+
+
+def test_none_opening_a_sentence_is_not_a_lead_to_search_for():
+    facts = [Fact("None of the workers retry a job that timed out; the Night Scheduler does.", 1, 1.0, qcov=0.6)]
+    leads = salient_entities(facts, term_set("Which part retries a job that timed out?"))
+    assert "None" not in leads and "Night Scheduler" in leads
 
 
 def test_after_the_whole_question_each_part_of_a_two_part_question_is_searched_on_its_own():

@@ -25,7 +25,7 @@ from .tuning import OFFLINE as T
 
 _CAPS = re.compile(r"\b[A-Z][\w]+")
 COMMON_CAPS = frozenset(  # capitalised at a sentence's start, not because they are names
-    """the a an in on at he she it they this that these those his her its their there here when where
+    """the a an in on at he she it they this that these those his her its their there here when where none
     what which who how after before during while although however but and or if as by for from with
     january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday""".split()
