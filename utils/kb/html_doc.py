@@ -133,7 +133,7 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
     ex = extract(data, url=url)
     title_tag, h1, headings, pres, rows, asides = _page_parts(data)
     out: list[str] = []
-    paras = [p for p in ex.text.split("\n\n") if _clean(p)]  # a paragraph of a permalink's mark alone is none
+    paras = [p for p in ex.text.split("\n\n") if _clean(p)]  # a paragraph that is only a permalink's mark is none
     keys = [" ".join(p.split()) for p in paras]
     i = 0
     while i < len(paras):

@@ -40,7 +40,8 @@ _MYST_ROLE = re.compile(r"\{([A-Za-z][\w.+-]*(?::[\w.+-]+)?)\}$")  # "{term}" ri
 # the page, read like reST's ("Note: ...", "New in version 22.1: ..."); a table of contents is no text;
 # any other (a command session, code) stays a fenced block.
 _MYST_DIRECTIVE = re.compile(r"^\{([\w-]+)\}\s*(.*)$")
-_MYST_PROSE = {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint"}
+_MYST_LABELS = {n: n.capitalize() for n in "note warning tip important caution attention danger error hint".split()}
+_MYST_LABELS["seealso"] = "See also"
 _MYST_TITLED = {"admonition", "tab", "tab-item", "dropdown", "topic", "sidebar"}  # the argument is the title
 _MYST_SKIP = {"toctree", "contents", "include"}
 _MYST_OPTIONS = re.compile(r"\A(?:[ \t]*:[\w-]+:[^\n]*\n)+|\A\s*---\n(?s:.*?)\n---\n")  # ":class: tip" lines, or YAML
@@ -118,15 +119,19 @@ def _yaml_comment(html: str) -> list[str]:
     return [" ".join(sentences)] if sentences else []
 
 
-def _myst(directive: re.Match, content: str = "") -> list[str] | None:
-    """A MyST directive's blocks of prose ("Note: text"), [] for one that is no text, None for code."""
+def _myst(info: str, content: str) -> list[str] | None:
+    """A fence's blocks when it is a MyST directive of prose ("Note: text"), [] for one that is no
+    text, None for code (any other fence)."""
+    directive = _MYST_DIRECTIVE.match(info.strip())
+    if not directive:
+        return None
     name, arg = directive.group(1), directive.group(2).strip()
     if name in _MYST_SKIP:
         return []
     if name in VERSION_NOTES:
         label = f"{VERSION_NOTES[name]} {arg}".strip()
-    elif name in _MYST_PROSE or name == "seealso":
-        label = "See also" if name == "seealso" else name.capitalize()
+    elif name in _MYST_LABELS:
+        label = _MYST_LABELS[name]
     elif name in _MYST_TITLED:
         label = arg
     else:
@@ -181,8 +186,8 @@ def read_markdown(text: str, fallback_title: str) -> tuple[str, str]:
             if text_:
                 blocks.append("".join(prefix) + text_ if prefix else text_)
                 prefix.clear()
-        elif t == "fence" and (directive := _MYST_DIRECTIVE.match(tok.info.strip())) and _myst(directive) is not None:
-            blocks += _myst(directive, tok.content)
+        elif t == "fence" and (prose := _myst(tok.info, tok.content)) is not None:
+            blocks += prose
             prefix.clear()
         elif t in ("fence", "code_block"):
             code = tok.content.rstrip("\n")
