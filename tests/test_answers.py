@@ -121,6 +121,11 @@ def ask(cli, tmp_path, docs: dict[str, str], question: str) -> dict:
     return json.loads(proc.stdout)
 
 
+def opening(data: dict) -> str:
+    """The answer's first passage: the text before its first citation."""
+    return data["answer"].split("[")[0]
+
+
 def cited(data: dict) -> set[str]:
     by_n = {s["n"]: s["url"] for s in data["sources"]}
     return {by_n[int(n)] for n in re.findall(r"\[(\d+)\]", data["answer"]) if int(n) in by_n}
@@ -133,7 +138,7 @@ def test_a_default_is_answered_by_the_sentence_that_holds_it(cli, tmp_path):
         {"spooler.md": MANUAL},
         "How much does the spooler keep in memory before it writes jobs to disk, unless I set it?",
     )
-    first = data["answer"].split("[")[0]
+    first = opening(data)
     assert "4096 bytes" in first  # the value opens the answer, not a sentence that only shares words
     assert any(u.endswith("spooler.md") for u in cited(data))
 
@@ -152,7 +157,7 @@ def test_a_default_on_the_last_line_of_an_options_entry_is_quoted_with_the_whole
         {"runner.md": RUNNER},
         "By default, how much output can run() collect before the child is killed?",
     )
-    first = data["answer"].split("[")[0]
+    first = opening(data)
     assert "Largest amount of data in bytes kept from stdout or stderr" in first and "`1024 * 1024`" in first
 
 
@@ -170,7 +175,7 @@ def test_a_section_number_in_a_heading_is_not_the_figure_a_question_asks_for(cli
         {"checker.md": doc},
         "How much of each thread's stack does the checker use for its temporary data?",
     )
-    first = data["answer"].split("[")[0]
+    first = opening(data)
     assert "1 - 2 KB" in first and "8.2.12" not in data["answer"]
 
 
@@ -188,7 +193,7 @@ def test_an_option_term_heads_its_description_like_a_heading(cli, tmp_path):
 def test_a_short_value_line_under_a_heading_is_quoted_with_the_heading(cli, tmp_path):
     # "added: v2.3.0." says nothing alone; under its heading it answers when make_widget() came
     data = ask(cli, tmp_path, {"widgets.md": WIDGETS}, "When did make_widget() become available?")
-    assert "`make_widget(size)`: added: v2.3.0." in data["answer"].split("[")[0]
+    assert "`make_widget(size)`: added: v2.3.0." in opening(data)
 
 
 def test_a_name_in_code_is_not_taken_for_the_amount_asked_for(cli, tmp_path):
@@ -230,7 +235,7 @@ def test_a_question_that_asks_for_a_default_without_the_word_is_answered_with_th
     question = "How many old copies does the backup tool keep unless I ask for another number?"
     data = ask(cli, tmp_path, {"backup.md": BACKUP}, question)
     assert not data["answer"].startswith("The sources read do not appear to answer")
-    assert "The default is 7 copies." in data["answer"].split("[")[0]
+    assert "The default is 7 copies." in opening(data)
 
 
 def test_what_an_option_does_is_not_taken_for_a_question_asking_for_an_option():
