@@ -425,3 +425,22 @@ def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
     got = OfflineEngine().decide({**ctx, "candidate_urls": [*others, named], "visited_urls": []}).data
     assert got["next_action"] == "crawl_url"
     assert got["query_or_url"].split()[0] == named["url"]
+
+
+def test_the_value_asked_for_is_quoted_from_the_chunk_whose_sentence_names_the_subject():
+    # the best passage says what the setting is; the sentence that gives its default comes later in the
+    # same chunk, further in words and meaning from the question than passages of other documents
+    q = "How long does the cleaner wait between runs on the same database unless I change it?"
+    weights = question_weights(q)
+    names = Fact("Specifies the minimum delay between cleaner runs on any given database.", 1, 0.9, 1, 0.55, "kb")
+    value = Fact("The default is one minute (1min).", 1, 0.5, 1, 0.38, "kb")
+    others = [
+        Fact(f"A cleaner run on database {n} may wait for locks held by other sessions.", 2 + n, 0.6, 1, 0.5, "kb")
+        for n in range(3)
+    ]
+    for f, sem in ((names, 0.7), (value, 0.56), *((o, 0.68) for o in others)):
+        f.prior, f.sem = 0.03, sem
+    docs = [Source(1, "Cleaner settings", "/docs/cleaner.html")]
+    docs += [Source(2 + n, f"Locks {n}", f"/docs/locks-{n}.html") for n in range(3)]
+    chosen, _ = answer_facts(q, [names, *others, value], docs, weights)
+    assert [f.text for f in chosen[:2]] == [names.text, value.text]

@@ -306,7 +306,8 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     Facts are ranked by the question alone (a follow-up search's own words made some score high in
     their step): first those about the question that hold the value it asks for, then by coverage,
     the value and the KB's ranking of their chunk. The best-ranked passage opens the answer, with the
-    next one from the same document; select.choose adds the pair of documents that answers together
+    next one from the same document, and (for a default or an amount it does not state) the best one
+    from the same chunk that does; select.choose adds the pair of documents that answers together
     (a two-hop question) and the documents the question names."""
     wants = asks_for(query)
 
@@ -345,6 +346,13 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
         )
         if f.source == facts[0].source and adds:
             top.append(f)
+    if wants in ("default", "number") and not any(holds(wants, f.text, query) for f in top):
+        # The passage that opens the answer names the subject; the value may come later in its chunk
+        # ("Specifies the minimum delay between cleaner runs. [...] The default is one minute.").
+        # Facts of one chunk share their document, step and rank prior.
+        lead = facts[0]
+        same = (lead.source, lead.step, lead.prior)
+        top += [f for f in facts[1:] if (f.source, f.step, f.prior) == same and holds(wants, f.text, query)][:1]
     chosen = (top + [f for f in chosen if f not in top])[: T.MAX_ANSWER_FACTS]
     decided = verdict(query, chosen, facts, sources, weights)
     if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
