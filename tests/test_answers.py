@@ -427,6 +427,34 @@ def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
     assert got["query_or_url"].split()[0] == named["url"]
 
 
+def test_a_limit_asked_with_a_superlative_is_searched_for_and_answered_with_the_maximum(cli, tmp_path):
+    # "the most entries I can keep" asks for a limit, which the manual states as a maximum: pages that
+    # repeat the question's own words crowd the search for them, the option's entry is found by the word
+    # a limit is stated with, and the sentence that holds it is quoted
+    docs = {
+        f"recall-{i}.md": f"# Recall tip {i}\n\nThe history keeps the entries you typed, and tip {i} shows how to "
+        f"keep history entries you use most, how to keep entries apart and how history entries are kept."
+        for i in range(12)
+    }
+    docs["options.md"] = (
+        "# Options\n\n## history\n\nA list of the commands typed is remembered. "
+        "This option decides how many of them are stored. The maximum value is 10000."
+    )
+    data = ask(cli, tmp_path, docs, "What's the most entries I can keep in the command history?")
+    assert "The maximum value is 10000." in data["answer"]
+    assert any(u.endswith("options.md") for u in cited(data))
+
+
+def test_a_limit_is_what_a_thing_can_take_asked_with_a_superlative_or_how_long_can():
+    assert asks_for("What's the longest line the editor can handle?") == "number"
+    assert asks_for("What's the largest value --callers accepts?") == "number"
+    assert "maximum" in question_weights("What's the longest line the editor can handle?")
+    assert "minimum" in question_weights("What's the shortest delay the timer will take?")
+    assert "maximum" in question_weights("How long can a job's name be before the spooler cuts it?")
+    assert asks_for("What is the largest city in the county?") is None
+    assert asks_for("Which is the most common way to start the server?") is None
+
+
 def test_the_value_asked_for_is_quoted_from_the_chunk_whose_sentence_names_the_subject():
     # the best passage says what the setting is; the sentence that gives its default comes later in the
     # same chunk, further in words and meaning from the question than passages of other documents

@@ -31,6 +31,7 @@ from .passages import (
     coverage,
     holds,
     is_quotable,
+    limit_word,
     passages,
     plain_heading,
     question_parts,
@@ -131,8 +132,9 @@ class OfflineEngine(BaseEngine):
         def pick(action: str, q: str, why: str) -> EngineResult:
             return EngineResult({"next_action": action, "query_or_url": q, "reasoning": why}, self.name)
 
-        if fresh(SEARCH_KB, round_q):
-            return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
+        first = round_q + limit_word(query)  # a limit is searched for with the word that states one
+        if fresh(SEARCH_KB, first):
+            return pick(SEARCH_KB, first, "Start with the local knowledge base: it is fast and private.")
         parts = question_parts(query)  # a two-part question: each part's passages, searched on its own too
         for part in parts:
             if fresh(SEARCH_KB, part):

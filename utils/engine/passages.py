@@ -41,6 +41,19 @@ _DEFAULT_CLAUSE = re.compile(
     r"when (?:not|no) \w+ (?:is )?(?:set|given|specified)|if (?:not|none) (?:set|given))[^,;?]*",
     re.I,
 )
+# "The longest line the editor can handle", "the most entries I can keep": a limit (what a thing can take),
+# which documentation states as a maximum (or minimum). "The largest city" is not one.
+_SUPERLATIVE = re.compile(
+    r"\bthe (largest|longest|biggest|highest|greatest|smallest|shortest|lowest|fewest|most|least) "
+    r"(?!(?:common|recent|popular|important|used|likely|useful|efficient|\w+ly)\b)\w+[^?.]*?"
+    r"\b(?:can|could|will|may|accepts?|allows?|supports?|handles?|takes?)\b",
+    re.I,
+)
+# "How long can a name be", "how large can headers get": the size a thing can take, a limit too.
+_HOW_CAN = re.compile(
+    r"\bhow (long|large|big|high|deep|wide|small|short|low) (?:can|could) [^?.,]*?\b(?:be|get|grow)\b", re.I
+)
+_LEAST = {"smallest", "shortest", "lowest", "fewest", "least", "small", "short", "low"}
 _ASKS = [
     ("default", re.compile(rf"\b(?:defaults?|by default)\b|{_DEFAULT_CLAUSE.pattern}", re.I)),
     (
@@ -64,6 +77,7 @@ _ASKS = [
         re.compile(
             r"\b(how (?:many|much|long|large|big|far|old|tall|high|deep|often|fast|slow|small)|population|"
             r"number of|maximum|minimum|max(?:imum)? (?:size|length|number)|limit|at what point|up to what|"
+            rf"{_SUPERLATIVE.pattern[2:]}|"
             r"what (?:temperature|size|percentage|speed|rate|age|height|length|width|weight|amount|port|limit))\b",
             re.I,
         ),
@@ -113,6 +127,16 @@ def question_parts(question: str) -> list[str]:
     variable changes it?": two), each to search for on its own; [] for a question of one part."""
     parts = [p.strip(" ?") for p in _PARTS.split(question)]
     return parts if len(parts) > 1 and all(len(content_terms(p)) >= 2 for p in parts) else []
+
+
+def limit_word(question: str) -> str:
+    """The word documentation states a limit with (" maximum", or " minimum"), to add to a question
+    that asks for one with a superlative ("the longest line the editor can handle") or with "how long
+    can ... be"; else ""."""
+    limit = _SUPERLATIVE.search(question) or _HOW_CAN.search(question)
+    if not limit or asks_for(question) not in ("number", "default"):
+        return ""
+    return " minimum" if limit.group(1).lower() in _LEAST else " maximum"
 
 
 def asks_for(question: str) -> str | None:
@@ -167,6 +191,9 @@ def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | 
     for t in content_terms(query):
         s = stem(t)
         w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
+    implied = limit_word(query).strip()
+    if implied:  # implied, not said: it weighs less than the question's own words
+        w.setdefault(stem(implied), T.LIMIT_WORD_WEIGHT)
     for t in extra:
         w.setdefault(stem(t), T.FEEDBACK_WEIGHT)
     if idf:
