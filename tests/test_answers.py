@@ -472,3 +472,26 @@ def test_the_value_asked_for_is_quoted_from_the_chunk_whose_sentence_names_the_s
     docs += [Source(2 + n, f"Locks {n}", f"/docs/locks-{n}.html") for n in range(3)]
     chosen, _ = answer_facts(q, [names, *others, value], docs, weights)
     assert [f.text for f in chosen[:2]] == [names.text, value.text]
+
+
+def test_the_next_passage_of_the_lead_document_joins_the_answer_when_it_says_something_else():
+    # both passages of the manual answer with the question's own words ("returns"); the second says what
+    # the first does not (what the figure estimates), so it is quoted, not a passage of another document
+    q = "What does pool.size() return?"
+    weights = question_weights(q)
+    first = Fact("Always returns a value greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.78, prior=0.2)
+    second = Fact("Returns an estimate of how many workers a program should start.", 1, 0.6, 1, 0.55, "kb", sem=0.67)
+    second.prior = 0.2
+    others = [
+        Fact(f"The size of pool {n} is fixed when it starts and pool.size() never changes.", 2 + n, 0.5, 1, 0.6, "kb")
+        for n in range(3)
+    ]
+    for o in others:
+        o.sem, o.prior = 0.5, 0.05
+    docs = [Source(1, "Pool", "/docs/pool.md")] + [Source(2 + n, f"Pool {n}", f"/docs/pool-{n}.md") for n in range(3)]
+    chosen, _ = answer_facts(q, [first, second, *others], docs, weights)
+    assert [f.text for f in chosen[:2]] == [first.text, second.text]
+    # the same passage again in other words adds nothing: it is not quoted beside the first
+    again = Fact("It always returns a value that is greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.77, prior=0.2)
+    chosen, _ = answer_facts(q, [first, again, *others], docs, weights)
+    assert again not in chosen

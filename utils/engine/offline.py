@@ -343,8 +343,11 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     top = facts[:1]
     said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first
-        adds = coverage(term_set(f.text) - said, weights) >= T.LEAD_GAIN or (
-            holds(wants, f.text, query) and not holds(wants, facts[0].text, query)
+        own = term_set(f.text)
+        adds = (
+            coverage(own - said, weights) >= T.LEAD_GAIN
+            or (holds(wants, f.text, query) and not holds(wants, facts[0].text, query))
+            or len(own - said) >= T.LEAD_NEW * len(own)  # it says something else, not the first again
         )
         if f.source == facts[0].source and adds:
             top.append(f)

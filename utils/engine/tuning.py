@@ -50,6 +50,7 @@ class OfflineTuning:
     # --- the report (select.py)
     LEAD_FACTS: int = 2  # the best-ranked passages that open the answer whatever the pair search finds
     LEAD_GAIN: float = 0.1  # ...and the next joins it only if it says this much more of the question
+    LEAD_NEW: float = 0.8  # ...or if this share of its words are new (0.5-0.8 tie on the even halves: strictest)
     MAX_ANSWER_FACTS: int = 4  # an answer states at most this many passages
     VALUE_FIRST_QCOV: float = 0.35  # a fact this much about the question that holds the value asked for leads
     MEANING_WEIGHT: float = 0.5  # the sentence model's closeness (-0.1..1) beside coverage (0..1): fitted
