@@ -115,6 +115,20 @@ def test_a_yes_no_comparison_is_answered_from_both_facts_and_cites_both(tmp_path
     assert shared["citations"]["unsupported"] == 0
 
 
+def test_a_comparison_of_two_people_is_not_settled_by_a_film_of_the_same_name(tmp_path):
+    # the film's page repeats the question's words and ranks first, but it is not the person; the
+    # question does not ask about a film, so the person's page is what the verdict compares
+    pages = {
+        "Ada Brisk": "Adaline Maren Brisk (born 1950) is a Canadian sculptor and teacher.",
+        "Ada Brisk (film)": "Ada Brisk is a 1990 American documentary film by Tom Vell about the sculptor Ada Brisk.",
+        "Tom Vell": "Tom Vell (born 1960) is an American film director and poet.",
+    }
+    shared, n = ask(tmp_path, pages, "Were Tom Vell and Ada Brisk of the same nationality?")
+    assert shared["answer"].startswith("No.")
+    assert "Canadian" in shared["answer"] and "American" in shared["answer"]
+    assert cites(shared, n["Ada Brisk"]) and cites(shared, n["Tom Vell"])
+
+
 def test_a_yes_no_question_about_a_named_property_checks_both_things(tmp_path):
     pages = {
         "Kestrel Field": "Kestrel Field is a regional airport two miles west of Dunmore, Nevada.",

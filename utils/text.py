@@ -224,6 +224,12 @@ def bare_title(title: str) -> str:
     return _QUALIFIER.sub(" ", title or "").strip()
 
 
+def qualifier(title: str) -> str:
+    """A title's qualifier in brackets, without them: "Ed Wood (film)" -> "film"; "" if none."""
+    m = _QUALIFIER.search(title or "")
+    return m.group(0).strip(" ()[]") if m else ""
+
+
 def has_qualifier(title: str) -> bool:
     """Whether a title carries a qualifier in brackets ("Ed Wood (film)"): it names one sense of a name."""
     return bool(_QUALIFIER.search(title or ""))

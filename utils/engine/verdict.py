@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ..research.loopdata import Fact, Source
-from ..text import STOPWORDS, bare_title, fold, term_set, tokenize
+from ..text import STOPWORDS, bare_title, fold, has_qualifier, qualifier, term_set, tokenize
 from .select import named_in, title_phrase
 
 _AUX = frozenset("is are was were do does did can could has have had will would should".split())
@@ -59,7 +59,11 @@ def _decide(query, chosen, facts, sources, weights):
     names = {s.n: title_phrase(s.title) for s in sources}
     by_name: dict[str, int] = {}
     stated = {f.source for f in chosen}
-    for n in sorted(named_in(query, names, weights), key=lambda n: (n not in stated, n)):
+    title = {s.n: s.title for s in sources}
+    # Two documents of one name ("Ed Wood", "Ed Wood (film)"): the main thing of that name, unless the
+    # question says which sense ("the film"); then the one the answer states.
+    other_sense = {n for n in names if has_qualifier(title[n]) and not term_set(qualifier(title[n])) & term_set(query)}
+    for n in sorted(named_in(query, names, weights), key=lambda n: (n in other_sense, n not in stated, n)):
         if _facts_of(n, facts):
             by_name.setdefault(names[n], n)
     if len(by_name) != 2:
@@ -67,7 +71,6 @@ def _decide(query, chosen, facts, sources, weights):
     (pa, a), (pb, b) = by_name.items()
     fa = next((f for f in chosen if f.source == a), _facts_of(a, facts)[0])
     fb = next((f for f in chosen if f.source == b), _facts_of(b, facts)[0])
-    title = {s.n: s.title for s in sources}
     subject = {a: bare_title(title[a]), b: bare_title(title[b])}
     qwords = set(toks)
 
