@@ -495,3 +495,17 @@ def test_the_next_passage_of_the_lead_document_joins_the_answer_when_it_says_som
     again = Fact("It always returns a value that is greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.77, prior=0.2)
     chosen, _ = answer_facts(q, [first, again, *others], docs, weights)
     assert again not in chosen
+
+
+def test_a_question_about_an_option_no_document_mentions_is_not_answered_with_confidence(cli, tmp_path):
+    # the manual documents --spool-limit and --retry; --spool-dir is in nothing read, so whatever the
+    # closest passages say, they do not answer, and the report names what was not found
+    docs = {"spooler.md": MANUAL, "limits.md": HEADERS}
+    data = ask(cli, tmp_path, docs, "What does the --spool-dir option of the spooler do?")
+    assert data["confidence"] <= 0.25
+    assert data["answer"].startswith("The sources read do not appear to answer this question.")
+    assert "Nothing read mentions --spool-dir." in data["answer"]
+    # an option the manual does document is answered as before, and nothing is said missing
+    data = ask(cli, tmp_path, docs, "What does the --spool-limit option of the spooler do?")
+    assert "Nothing read mentions" not in data["answer"]
+    assert "how much the spooler may hold in memory" in data["answer"]

@@ -27,6 +27,7 @@ from .passages import (
     FEATURES,
     KB_FEATURES,
     asks_for,
+    code_names,
     confidence_features,
     coverage,
     holds,
@@ -242,6 +243,8 @@ class OfflineEngine(BaseEngine):
             unread = unread + [_link_title(u) for u in ctx["unread_urls"] + links]
         if _unread_bridge(all_facts, set(weights), unread):
             conf = min(conf, T.UNREAD_BRIDGE_CAP)
+        if _unnamed(query, all_facts, ctx.get("sources", [])):
+            conf = min(conf, T.UNKNOWN_NAME_CAP)
         sources = {f.source for f in new_facts}
         ents = salient_entities(all_facts, set(weights))
         suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
@@ -289,8 +292,10 @@ class OfflineEngine(BaseEngine):
                 ctx.get("why_nothing") or ""
             )
         elif conf < T.NOT_FOUND_BELOW and not decided:
-            text = "The sources read do not appear to answer this question. These passages come closest. " + " ".join(
-                f"{_sentence(f)} [{f.source}]" for f in chosen
+            missing = "".join(f"Nothing read mentions {n}. " for n in _unnamed(query, facts, ctx.get("sources", [])))
+            text = (
+                f"The sources read do not appear to answer this question. {missing}These passages come closest. "
+                + " ".join(f"{_sentence(f)} [{f.source}]" for f in chosen)
             )
         else:
             text = " ".join(([decided[0]] if decided else []) + [f"{_sentence(f)} [{f.source}]" for f in chosen])
@@ -363,6 +368,17 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
         chosen += [f for f in decided[1] if f not in chosen]
     return chosen, decided
+
+
+def _unnamed(query: str, facts: list[Fact], sources: list[Source]) -> list[str]:
+    """The names in code the question asks about that nothing read mentions (the text kept of each
+    source, its facts): the documents read do not cover them ("--env-file" in docs older than it)."""
+    names = code_names(query)
+    if not names:
+        return []
+    read = fold(" ".join([f.text for f in facts] + [f"{s.title} {s.snippet} {s.excerpt}" for s in sources]))
+    # "os.cpuCount" is mentioned where a page about os names "cpuCount" alone
+    return [n for n in names if fold(n) not in read and fold(n.rsplit(".", 1)[-1]) not in read]
 
 
 def _sentence(fact: Fact) -> str:

@@ -129,6 +129,17 @@ def question_parts(question: str) -> list[str]:
     return parts if len(parts) > 1 and all(len(content_terms(p)) >= 2 for p in parts) else []
 
 
+def code_names(question: str) -> list[str]:
+    """The names in code a question asks about ("--env-file", "fs.watch()", "max_connections"), as
+    documentation writes them: an option without its value, a call without its brackets."""
+    out = []
+    for m in _CODE.finditer(question):
+        name = m.group(0).strip().strip("`").split("=")[0].removesuffix("()")
+        if len(name) > 2 and not name.startswith(":"):  # ":set": an editor command's name is a common word
+            out.append(name)
+    return out
+
+
 def limit_word(question: str) -> str:
     """The word documentation states a limit with (" maximum", or " minimum"), to add to a question
     that asks for one with a superlative ("the longest line the editor can handle") or with "how long
