@@ -133,7 +133,8 @@ class OfflineEngine(BaseEngine):
         def pick(action: str, q: str, why: str) -> EngineResult:
             return EngineResult({"next_action": action, "query_or_url": q, "reasoning": why}, self.name)
 
-        first = round_q + limit_word(query)  # a limit is searched for with the word that states one
+        limit = limit_word(query)  # a limit is searched for with the word that states one
+        first = f"{round_q} {limit}" if limit else round_q
         if fresh(SEARCH_KB, first):
             return pick(SEARCH_KB, first, "Start with the local knowledge base: it is fast and private.")
         parts = question_parts(query)  # a two-part question: each part's passages, searched on its own too

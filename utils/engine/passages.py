@@ -141,13 +141,13 @@ def code_names(question: str) -> list[str]:
 
 
 def limit_word(question: str) -> str:
-    """The word documentation states a limit with (" maximum", or " minimum"), to add to a question
-    that asks for one with a superlative ("the longest line the editor can handle") or with "how long
-    can ... be"; else ""."""
+    """The word documentation states a limit with ("maximum", or "minimum"), for a question that asks
+    for one with a superlative ("the longest line the editor can handle") or with "how long can ... be";
+    else ""."""
     limit = _SUPERLATIVE.search(question) or _HOW_CAN.search(question)
     if not limit or asks_for(question) not in ("number", "default"):
         return ""
-    return " minimum" if limit.group(1).lower() in _LEAST else " maximum"
+    return "minimum" if limit.group(1).lower() in _LEAST else "maximum"
 
 
 def asks_for(question: str) -> str | None:
@@ -202,7 +202,7 @@ def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | 
     for t in content_terms(query):
         s = stem(t)
         w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
-    implied = limit_word(query).strip()
+    implied = limit_word(query)
     if implied:  # implied, not said: it weighs less than the question's own words
         w.setdefault(stem(implied), T.LIMIT_WORD_WEIGHT)
     for t in extra:
