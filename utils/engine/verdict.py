@@ -60,10 +60,14 @@ def _decide(query, chosen, facts, sources, weights):
     by_name: dict[str, int] = {}
     stated = {f.source for f in chosen}
     title = {s.n: s.title for s in sources}
-    # Two documents of one name ("Ed Wood", "Ed Wood (film)"): the main thing of that name, unless the
-    # question says which sense ("the film"); then the one the answer states.
-    other_sense = {n for n in names if has_qualifier(title[n]) and not term_set(qualifier(title[n])) & term_set(query)}
-    for n in sorted(named_in(query, names, weights), key=lambda n: (n in other_sense, n not in stated, n)):
+    qterms = term_set(query)
+
+    def other_sense(n: int) -> bool:
+        """Two documents of one name ("Ed Wood", "Ed Wood (film)"): the main thing of that name comes
+        first, unless the question says which sense ("the film"); then the one the answer states."""
+        return has_qualifier(title[n]) and not term_set(qualifier(title[n])) & qterms
+
+    for n in sorted(named_in(query, names, weights), key=lambda n: (other_sense(n), n not in stated, n)):
         if _facts_of(n, facts):
             by_name.setdefault(names[n], n)
     if len(by_name) != 2:
