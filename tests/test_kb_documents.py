@@ -234,6 +234,29 @@ def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path,
     assert search(capsys, data_dir, "wiring cables")[0]["title"] == "Chapter 3: Wiring"
 
 
+def test_a_site_banner_h1_is_not_the_title_and_a_heading_s_permalink_mark_is_not_its_text(capsys, tmp_path, data_dir):
+    # every page shows the site's name as its <h1>; the page's own heading is an <h2>, and each heading
+    # ends in a "#" link to itself
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for page, call in (("Timers", "wait(ms)"), ("Files", "open(path)"), ("Sockets", "listen(port)")):
+        (folder / f"{page.lower()}.html").write_text(
+            f"<html><head><title>{page} | Gizmo 2.0 Documentation</title></head><body>"
+            "<header><h1>Gizmo 2.0 documentation</h1></header><main>"
+            f"<h2>{page}<span><a class='mark' href='#{page}'>#</a></span></h2>"
+            f"<p>The {page.lower()} module of the gizmo is described on this page in plain words for readers.</p>"
+            f"<h3><code>{call}</code><span><a class='mark' href='#{call}'>#</a></span></h3>"
+            f"<p>Calling {call} on a {page.lower()} object blocks the gizmo until the operation is done.</p>"
+            "</main></body></html>",
+            encoding="utf-8",
+        )
+    assert ingest(capsys, data_dir, folder)[0] == 0
+    hit = search(capsys, data_dir, "calling listen blocks the gizmo")[0]
+    assert hit["title"] == "Sockets"  # not "Gizmo 2.0 Documentation", the name of every page
+    assert "\n### listen(port)\n" in hit["text"]  # the call's heading, without its "#", heads its entry
+    assert "Gizmo 2.0 documentation" not in hit["text"]
+
+
 def test_help_file_sections_become_heading_paths(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "teapot.txt")[0] == 0
     hit = search(capsys, data_dir, "steeptime seconds")[0]

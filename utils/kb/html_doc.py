@@ -11,7 +11,13 @@ repeated as the text's first line it would also displace the document's opening 
 
 The title is the page's own part of its ``<title>``: a documentation set titles its pages
 "Page — Site 1.2 documentation" or "Site: Page"; of the parts between separators, the one closest
-to the page's ``<h1>`` is the page's. Without an ``<h1>`` the extractor's title stands.
+to the page's ``<h1>`` is the page's. Without an ``<h1>`` the extractor's title stands. An ``<h1>``
+that matches the site's part of the titles (`site_parts`) is the site's name shown above every page,
+not the page's heading: it neither chooses the title nor is put back in the text.
+
+A heading's text is read without its permalink ("fs.rm(path)#", the "#" a link to the heading
+itself), as the extractor reads it; with the mark the two would not match and the heading would be
+read as a paragraph.
 """
 
 from __future__ import annotations
@@ -61,6 +67,8 @@ def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = fro
     the site's (`site_parts`); `fallback` when that cannot tell."""
     parts = title_parts(title_tag)
     own = [p for p in parts if p not in site]
+    if h1 and banner(h1, title_tag, site):
+        h1 = ""  # the site's name above every page, not this page's heading
     if not h1 and site and own != parts:
         return " — ".join(own) if own else fallback
     if not h1 or not parts:
@@ -70,6 +78,31 @@ def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = fro
     if _overlap(best, h1) == 0:
         return h1 if _overlap(fallback, h1) == 0 and len(parts) > 1 else fallback
     return best
+
+
+def _without_marks(el) -> str:
+    """An element's text without its permalinks' marks ("fs.rm(path)#": the "#" links to the heading,
+    it is not part of it; the extractor drops such links too)."""
+    from copy import deepcopy
+
+    from ..web.extract_dom import mark_link
+
+    if not any(mark_link(a) for a in el.iter("a")):
+        return el.text_content()
+    el = deepcopy(el)
+    for a in [a for a in el.iter("a") if mark_link(a)]:
+        a.drop_tree()
+    return el.text_content()
+
+
+def banner(h1: str, title_tag: str, site: frozenset[str]) -> bool:
+    """Whether a page's <h1> is the site's name (a banner above every page), not the page's: the part
+    of its <title> it matches is the site's part."""
+    parts = title_parts(title_tag)
+    if not site or len(parts) < 2:
+        return False
+    best = max(parts, key=lambda p: _overlap(p, h1))
+    return best in site and _overlap(best, h1) > 0
 
 
 def _in_aside(el) -> bool:
@@ -96,7 +129,7 @@ def _page_parts(data: bytes):
     headings: dict[str, int] = {}
     pres: dict[str, list[str]] = {}
     for el in root.iter("h1", "h2", "h3", "h4", "h5", "h6", "pre"):
-        text = el.text_content()
+        text = _without_marks(el)
         if el.tag == "pre":
             pres.setdefault(" ".join(text.split()), text.split("\n"))
             continue
@@ -154,6 +187,11 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
         else:
             out.append(as_text(para))
     title = own_title(title_tag, h1, ex.title or fallback_title, site)
-    if h1 and fold(h1) != fold(title) and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out):
+    if (
+        h1
+        and fold(h1) != fold(title)
+        and not banner(h1, title_tag, site)
+        and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out)
+    ):
         out.insert(0, heading_line(1, h1))  # an <h1> that is not the title is put back; the title is the rest
     return title, "\n\n".join(out)

@@ -333,7 +333,7 @@ def _join_lines(pieces: list[str]) -> str:
 _LINK_MARKS = frozenset("¶§#\U0001f517")
 
 
-def _mark_link(el) -> bool:
+def mark_link(el) -> bool:
     text = "".join(el.itertext()).strip()
     return bool(text) and set(text) <= _LINK_MARKS
 
@@ -425,7 +425,7 @@ def segment(
                 cur = len(parents) - 1
                 stack.append(1)
             elif (tag not in _PLAIN_INLINE and _boilerplate(el, tag) and not _wraps_content(el)) or (
-                tag == "a" and _mark_link(el)
+                tag == "a" and mark_link(el)
             ):
                 stack.append(2)
                 walker.skip_subtree()
