@@ -342,12 +342,14 @@ class KnowledgeBaseSearch(ToolNode):
         return {"session_id": shared["session_id"]}
 
     def run_tool(self, job):
+        from .utils.kb.hits import distinct
         from .utils.kb.links import follow
 
         kb = self.rt.tools.kb()
         # Pages this very session read (research memory) are already among its sources: skip them.
-        hits = kb.search(job["query_or_url"], k=self.K * 2)
-        hits = [h for h in hits if h.metadata.get("session_id") != job["session_id"]][: self.K]
+        # ...and a passage another document repeats (a page and its rendering) is read once.
+        hits = kb.search(job["query_or_url"], k=self.K * 3)
+        hits = distinct([h for h in hits if h.metadata.get("session_id") != job["session_id"]])[: self.K]
         hits += [
             h
             for h in follow(kb, hits, job["query_or_url"], keep=self.LINKED)

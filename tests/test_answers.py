@@ -509,3 +509,27 @@ def test_a_question_about_an_option_no_document_mentions_is_not_answered_with_co
     data = ask(cli, tmp_path, docs, "What does the --spool-limit option of the spooler do?")
     assert "Nothing read mentions" not in data["answer"]
     assert "how much the spooler may hold in memory" in data["answer"]
+
+
+def test_a_passage_a_page_and_its_rendering_both_hold_is_read_once(cli, tmp_path):
+    # every tip is in the folder twice, as its Markdown source and as the HTML rendered from it: read
+    # twice, the tips fill every place the search gives and the option's entry is never read
+    kinds = ("printer", "queue", "network", "paper", "driver", "toner", "server", "font")
+    docs = {}
+    for kind in kinds:
+        tip = (
+            f"How long the spooler waits before it retries a {kind} job, and how long a {kind} job waits "
+            f"before the spooler retries it, depends on the {kind}."
+        )
+        docs[f"{kind}.md"] = f"# Retrying {kind} jobs\n\n{tip}"
+        docs[f"{kind}.html"] = (
+            f"<html><head><title>Retrying {kind} jobs | Spooler docs</title></head><body><main>"
+            f"<h1>Retrying {kind} jobs</h1><p>{tip}</p></main><footer><p>Built from {kind}.md.</p></footer>"
+            "</body></html>"
+        )
+    docs["options.md"] = (
+        "# Options\n\n## retry_delay\n\nHow long a failed job waits before it is retried. Default: 30 seconds."
+    )
+    data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a job, unless I change it?")
+    assert "Default: 30 seconds." in data["answer"]
+    assert any(u.endswith("options.md") for u in cited(data))

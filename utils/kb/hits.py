@@ -5,6 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ..text import analyze
+
+# A hit repeats a better one when this share of its word triples (or of the other's, if that is
+# shorter) are the other's: a page and its rendering (a Sphinx page's HTML and its .rst.txt source,
+# a man page's HTML and its AsciiDoc) cut into chunks at different places share most of them.
+REPEAT_SHARE = 0.5
+
 
 @dataclass
 class Hit:
@@ -72,6 +79,26 @@ class IngestReport:
     @property
     def files_ok(self) -> int:
         return self.files_added + self.files_unchanged + self.files_replaced
+
+
+def _triples(text: str) -> set[tuple[str, ...]]:
+    terms = analyze(text)
+    return {tuple(terms[i : i + 3]) for i in range(len(terms) - 2)}
+
+
+def distinct(hits: list[Hit]) -> list[Hit]:
+    """The hits (best first) without those that repeat a better hit of another document: the same
+    passage read twice adds nothing and takes the place of another (a folder holding both a page and
+    its rendering holds every passage twice)."""
+    kept: list[tuple[Hit, set]] = []
+    for h in hits:
+        own = _triples(h.text)
+        if not any(
+            k.source != h.source and len(own & theirs) >= REPEAT_SHARE * max(1, min(len(own), len(theirs)))
+            for k, theirs in kept
+        ):
+            kept.append((h, own))
+    return [h for h, _ in kept]
 
 
 def hits_json(query: str, hits: list[Hit]) -> str:
