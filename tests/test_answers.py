@@ -533,3 +533,13 @@ def test_a_passage_a_page_and_its_rendering_both_hold_is_read_once(cli, tmp_path
     data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a job, unless I change it?")
     assert "Default: 30 seconds." in data["answer"]
     assert any(u.endswith("options.md") for u in cited(data))
+
+
+def test_a_default_written_with_a_short_unit_is_quoted_as_the_value(cli, tmp_path):
+    # "30s", "1min", "200ms": a number with its unit run on is a value like "30 seconds"
+    docs = {
+        "options.md": "# Options\n\n## retry_delay\n\nHow long a failed job waits before the spooler retries it. "
+        "Default: 30s.\n\n## retry_limit\n\nHow many times the spooler retries a failed job before it gives up."
+    }
+    data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a failed job, unless I change it?")
+    assert "Default: 30s." in data["answer"]

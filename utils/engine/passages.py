@@ -101,8 +101,10 @@ _DATE = re.compile(
 )
 _RELEASE = re.compile(r"\bv\d+\.\d+(?:\.\d+)*\b")
 _VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b|\b(?:version|release|v)\s?\d+\b")
+# A figure, with its unit if it has one; a short unit runs on ("30s", "1min", "200ms", "4k").
 _NUMBER = re.compile(
     r"\b\d[\d,.]*\s*(?:[kmgt]i?b|bytes?|kb|mb|gb|%|percent|seconds?|ms|minutes?|hours?|days?|times|characters?|"
+    r"(?<=\d)(?:s|sec|min|h|d|us|ns|[kmgt])|"
     r"chars?|lines?|entries|items|rows|columns|bits?)?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
     r"eleven|twelve|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion)\b",
     re.I,
