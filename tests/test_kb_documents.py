@@ -234,6 +234,23 @@ def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path,
     assert search(capsys, data_dir, "wiring cables")[0]["title"] == "Chapter 3: Wiring"
 
 
+def test_a_page_titled_with_two_parts_of_its_own_keeps_both(capsys, tmp_path, data_dir):
+    # "spool — Print queue management — Gizmo 2.0 documentation": the module's name and what it does are
+    # the page's, only the last part is the site's
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for name, what in (("spool", "Print queue management"), ("lamp", "Light control"), ("dial", "Number input")):
+        (folder / f"{name}.html").write_text(
+            f"<html><head><title>{name} — {what} — Gizmo 2.0 documentation</title></head><body>"
+            f"<h1>{name} — {what}<a class='headerlink' href='#{name}'>¶</a></h1>"
+            f"<p>The {name} module offers {what.lower()} for the gizmo, in a few plain functions for readers.</p>"
+            "</body></html>",
+            encoding="utf-8",
+        )
+    assert ingest(capsys, data_dir, folder)[0] == 0
+    assert search(capsys, data_dir, "print queue management")[0]["title"] == "spool — Print queue management"
+
+
 def test_a_site_banner_h1_is_not_the_title_and_a_heading_s_permalink_mark_is_not_its_text(capsys, tmp_path, data_dir):
     # every page shows the site's name as its <h1>; the page's own heading is an <h2>, and each heading
     # ends in a "#" link to itself

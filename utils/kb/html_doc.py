@@ -11,7 +11,9 @@ repeated as the text's first line it would also displace the document's opening 
 
 The title is the page's own part of its ``<title>``: a documentation set titles its pages
 "Page — Site 1.2 documentation" or "Site: Page"; of the parts between separators, the one closest
-to the page's ``<h1>`` is the page's. Without an ``<h1>`` the extractor's title stands. An ``<h1>``
+to the page's ``<h1>`` is the page's, or all the parts that are not the site's when the ``<h1>`` holds
+them all ("shutil — High-level file operations — Python 3.11 documentation": the module's name and what
+it does). Without an ``<h1>`` the extractor's title stands. An ``<h1>``
 that matches the site's part of the titles (`site_parts`) is the site's name shown above every page,
 not the page's heading: it neither chooses the title nor is put back in the text.
 
@@ -74,7 +76,10 @@ def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = fro
     if not h1 or not parts:
         return fallback
     whole = _clean(title_tag)
-    best = max([*parts, whole], key=lambda p: (_overlap(p, h1), p == whole))  # "Chapter 3: Foo" stays whole
+    # "Chapter 3: Foo" stays whole; "shutil — High-level file operations — Python 3.11 documentation"
+    # keeps both of the page's own parts
+    mine = " — ".join(own) if site and 1 < len(own) < len(parts) else whole
+    best = max([*parts, mine, whole], key=lambda p: (_overlap(p, h1), p in (mine, whole)))
     if _overlap(best, h1) == 0:
         return h1 if _overlap(fallback, h1) == 0 and len(parts) > 1 else fallback
     return best
