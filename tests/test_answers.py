@@ -543,3 +543,14 @@ def test_a_default_written_with_a_short_unit_is_quoted_as_the_value(cli, tmp_pat
     }
     data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a failed job, unless I change it?")
     assert "Default: 30s." in data["answer"]
+
+
+def test_a_yes_no_question_the_answer_says_neither_yes_nor_no_to_is_not_answered_with_confidence(cli, tmp_path):
+    # the passage that decides it is quoted, but nothing says "yes" or "no": the reader is told to check
+    docs = {
+        "spooler.md": "# Spooler\n\n## Retries\n\nThe spooler retries a failed print job on the same printer "
+        "up to three times. A failed print job is then moved to the held queue on that printer.",
+    }
+    data = ask(cli, tmp_path, docs, "Does the spooler retry a failed print job on the same printer?")
+    assert "retries a failed print job on the same printer up to three times" in data["answer"]
+    assert data["confidence"] < 0.7 and "treat this as a lead to check" in data["answer"]

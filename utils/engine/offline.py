@@ -42,7 +42,7 @@ from .protocol import BaseEngine
 from .select import about_subject, choose, named_in, phrase, title_phrase
 from .semantic import similarity
 from .tuning import OFFLINE as T
-from .verdict import verdict
+from .verdict import asks_yes_no, verdict
 
 WEB_SEARCH = WEB_SEARCHES
 
@@ -277,7 +277,10 @@ class OfflineEngine(BaseEngine):
             z = T.CONF_KB_INTERCEPT + sum(T.CONF_KB_WEIGHTS[k] * x[k] for k in KB_FEATURES)
         else:
             z = T.CONF_INTERCEPT + sum(T.CONF_WEIGHTS[k] * x[k] for k in FEATURES)
-        return round(min(1 / (1 + math.exp(-z)), T.CONF_MAX), 3)
+        p = min(1 / (1 + math.exp(-z)), T.CONF_MAX)
+        if not decided and asks_yes_no(query):  # the answer says neither yes nor no
+            p = min(p, T.NO_VERDICT_CAP)
+        return round(p, 3)
 
     # ------------------------------------------------------------ report
     def report(self, ctx: dict, on_chunk=None) -> EngineResult:

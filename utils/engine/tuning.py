@@ -99,6 +99,7 @@ class OfflineTuning:
     CONF_MAX: float = 0.95  # an extractive engine is never certain
     SNIPPETS_ONLY_CAP: float = 0.6  # below any threshold that matters: snippets are cut before the answer
     UNREAD_BRIDGE_CAP: float = 0.6  # a page about a name the facts bring up is still unread
+    NO_VERDICT_CAP: float = 0.6  # a yes/no question the answer says neither yes nor no to is not settled
     UNKNOWN_NAME_CAP: float = 0.25  # a name in code the question asks about is in nothing read: not found
     BRIDGE_NAMES: int = 2  # the names the best facts bring up that count as bridges
     RARE_FACTOR: float = 1.5  # a word weighing 1.5 x the question's mean is what the question is about

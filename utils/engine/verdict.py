@@ -45,6 +45,12 @@ def _what_it_is(fact: str) -> tuple[set[str], str]:
     return caps, (plain[0] if plain else "")
 
 
+def asks_yes_no(query: str) -> bool:
+    """Whether a question is answered yes or no: it opens with an auxiliary verb ("Can I ...?", "Were A and B ...?")."""
+    toks = tokenize(query)
+    return bool(toks) and toks[0] in _AUX
+
+
 def verdict(query: str, chosen: list[Fact], facts: list[Fact], sources: list[Source], weights: dict[str, float]):
     """(sentence starting "Yes." or "No.", with citations; the two facts it rests on) or None.
     `chosen` are the facts the report states already."""
@@ -53,9 +59,9 @@ def verdict(query: str, chosen: list[Fact], facts: list[Fact], sources: list[Sou
 
 
 def _decide(query, chosen, facts, sources, weights):
-    toks = tokenize(query)
-    if not toks or toks[0] not in _AUX:
+    if not asks_yes_no(query):
         return None
+    toks = tokenize(query)
     names = {s.n: title_phrase(s.title) for s in sources}
     by_name: dict[str, int] = {}
     stated = {f.source for f in chosen}
