@@ -65,8 +65,9 @@ def site_parts(title_tags: list[str]) -> frozenset[str]:
 
 
 def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = frozenset()) -> str:
-    """The page's own part of its <title>, chosen by its <h1>; without an <h1>, the parts that are not
-    the site's (`site_parts`); `fallback` when that cannot tell."""
+    """The page's own part of its <title>, chosen by its <h1> (an <h1> that is the site's name counts as
+    none: `banner`); without an <h1>, the parts that are not the site's (`site_parts`); `fallback` when
+    that cannot tell."""
     parts = title_parts(title_tag)
     own = [p for p in parts if p not in site]
     if h1 and banner(h1, title_tag, site):
