@@ -42,6 +42,15 @@ def search(capsys, data_dir: Path, query: str, k: int = 3) -> list[dict]:
     return json.loads(out)["hits"]
 
 
+def site(tmp_path: Path, pages: dict[str, str]) -> Path:
+    """A folder holding these pages (name -> HTML)."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for name, html in pages.items():
+        (folder / name).write_text(html, encoding="utf-8")
+    return folder
+
+
 def all_text(data_dir: Path, name: str) -> str:
     kb = KnowledgeBase(data_dir / "kb")
     try:
@@ -237,37 +246,31 @@ def test_a_folder_s_shared_title_part_is_the_site_not_the_page(capsys, tmp_path,
 def test_a_page_titled_with_two_parts_of_its_own_keeps_both(capsys, tmp_path, data_dir):
     # "spool — Print queue management — Gizmo 2.0 documentation": the module's name and what it does are
     # the page's, only the last part is the site's
-    folder = tmp_path / "site"
-    folder.mkdir()
-    for name, what in (("spool", "Print queue management"), ("lamp", "Light control"), ("dial", "Number input")):
-        (folder / f"{name}.html").write_text(
-            f"<html><head><title>{name} — {what} — Gizmo 2.0 documentation</title></head><body>"
-            f"<h1>{name} — {what}<a class='headerlink' href='#{name}'>¶</a></h1>"
-            f"<p>The {name} module offers {what.lower()} for the gizmo, in a few plain functions for readers.</p>"
-            "</body></html>",
-            encoding="utf-8",
-        )
-    assert ingest(capsys, data_dir, folder)[0] == 0
+    pages = {
+        f"{name}.html": f"<html><head><title>{name} — {what} — Gizmo 2.0 documentation</title></head><body>"
+        f"<h1>{name} — {what}<a class='headerlink' href='#{name}'>¶</a></h1>"
+        f"<p>The {name} module offers {what.lower()} for the gizmo, in a few plain functions for readers.</p>"
+        "</body></html>"
+        for name, what in (("spool", "Print queue management"), ("lamp", "Light control"), ("dial", "Number input"))
+    }
+    assert ingest(capsys, data_dir, site(tmp_path, pages))[0] == 0
     assert search(capsys, data_dir, "print queue management")[0]["title"] == "spool — Print queue management"
 
 
 def test_a_site_banner_h1_is_not_the_title_and_a_heading_s_permalink_mark_is_not_its_text(capsys, tmp_path, data_dir):
     # every page shows the site's name as its <h1>; the page's own heading is an <h2>, and each heading
     # ends in a "#" link to itself
-    folder = tmp_path / "site"
-    folder.mkdir()
-    for page, call in (("Timers", "wait(ms)"), ("Files", "open(path)"), ("Sockets", "listen(port)")):
-        (folder / f"{page.lower()}.html").write_text(
-            f"<html><head><title>{page} | Gizmo 2.0 Documentation</title></head><body>"
-            "<header><h1>Gizmo 2.0 documentation</h1></header><main>"
-            f"<h2>{page}<span><a class='mark' href='#{page}'>#</a></span></h2>"
-            f"<p>The {page.lower()} module of the gizmo is described on this page in plain words for readers.</p>"
-            f"<h3><code>{call}</code><span><a class='mark' href='#{call}'>#</a></span></h3>"
-            f"<p>Calling {call} on a {page.lower()} object blocks the gizmo until the operation is done.</p>"
-            "</main></body></html>",
-            encoding="utf-8",
-        )
-    assert ingest(capsys, data_dir, folder)[0] == 0
+    pages = {
+        f"{page.lower()}.html": f"<html><head><title>{page} | Gizmo 2.0 Documentation</title></head><body>"
+        "<header><h1>Gizmo 2.0 documentation</h1></header><main>"
+        f"<h2>{page}<span><a class='mark' href='#{page}'>#</a></span></h2>"
+        f"<p>The {page.lower()} module of the gizmo is described on this page in plain words for readers.</p>"
+        f"<h3><code>{call}</code><span><a class='mark' href='#{call}'>#</a></span></h3>"
+        f"<p>Calling {call} on a {page.lower()} object blocks the gizmo until the operation is done.</p>"
+        "</main></body></html>"
+        for page, call in (("Timers", "wait(ms)"), ("Files", "open(path)"), ("Sockets", "listen(port)"))
+    }
+    assert ingest(capsys, data_dir, site(tmp_path, pages))[0] == 0
     hit = search(capsys, data_dir, "calling listen blocks the gizmo")[0]
     assert hit["title"] == "Sockets"  # not "Gizmo 2.0 Documentation", the name of every page
     assert "\n### listen(port)\n" in hit["text"]  # the call's heading, without its "#", heads its entry
