@@ -8,12 +8,14 @@ prints the scorer's table, then a reliability table (confidence band -> share of
 and the AUROC of confidence for right vs. not right, overall and per half (even / odd ids).
 
   .venv/bin/python bench/docs.py [--corpus NAME ...] [--split even|odd|all] [--keep DIR] [--reuse DIR]
-      [--engine offline] [--details] [-- EXTRA MAIN.PY OPTIONS]
+      [--engine offline] [--details] [--renderings] [-- EXTRA MAIN.PY OPTIONS]
 
 --corpus picks corpora by name (default: every corpus installed on this machine). --keep DIR keeps
 each corpus's data folder under DIR (DIR/NAME); --reuse DIR asks against folders kept that way
 instead of ingesting again. The doc sets are Debian packages (install command: the data set's
-README); a corpus whose folder is missing is skipped with a note.
+README); a corpus whose folder is missing is skipped with a note. --renderings also ingests the
+other rendering a corpus ships of the same pages (Node.js: its HTML beside the Markdown), as doc sets
+that ship HTML beside its sources are read: every passage is then in the KB twice.
 """
 
 from __future__ import annotations
@@ -42,6 +44,19 @@ CORPORA = {
     "nodejs": ["/usr/share/doc/nodejs/api/*.md", "/usr/share/doc/nodejs/api/*.md.gz"],
     "vim": ["/usr/share/vim/vim90/doc"],
 }
+
+
+# Another rendering of a corpus's pages, shipped beside them (--renderings): a folder that holds both
+# holds every passage twice, as the Sphinx and AsciiDoc doc sets that ship HTML beside their sources
+# do. all.html is every page again in one file, left out. A cited rendering counts as its page cited.
+RENDERINGS = {"nodejs": ("/usr/share/doc/nodejs/api/*.html", ".html", {"all.html"})}
+
+
+def _rendering_of(gold: str, ext: str) -> str:
+    for suffix in (".md.gz", ".md", ".html.gz", ".html", ".txt.gz", ".txt"):
+        if gold.endswith(suffix):
+            return gold[: -len(suffix)] + ext
+    return gold
 
 
 def _scorer():
@@ -74,12 +89,17 @@ def _main_py(args: list[str], data_dir: Path, stdin: str | None = None) -> subpr
     )
 
 
-def run_corpus(name: str, questions: list[dict], work: Path, reuse: bool, extra: list[str]) -> tuple[list, dict]:
+def run_corpus(
+    name: str, questions: list[dict], work: Path, reuse: bool, extra: list[str], renderings: bool = False
+) -> tuple[list, dict]:
     data = work / name
     info: dict = {"corpus": name}
     if not reuse:
         data.mkdir(parents=True, exist_ok=True)
         files = _expand(CORPORA[name])
+        if renderings and name in RENDERINGS:
+            pattern, _ext, leave_out = RENDERINGS[name]
+            files += [f for f in _expand([pattern]) if Path(f).name not in leave_out]
         t0 = time.perf_counter()
         res = _main_py(["kb", "ingest", *files], data)
         info["ingest_s"] = round(time.perf_counter() - t0, 1)
@@ -106,6 +126,12 @@ def main() -> int:
     ap.add_argument("--details", action="store_true", help="print each question's answer and verdict")
     ap.add_argument("--answers", type=Path, help="also write all answers (JSONL) here")
     ap.add_argument("--dump", type=Path, help="one JSON line per question, for bench/calibrate.py")
+    ap.add_argument(
+        "--renderings",
+        action="store_true",
+        help="also ingest the other rendering a corpus ships of its pages (Node.js: its HTML); a cited "
+        "rendering counts as its page cited",
+    )
     ap.add_argument("extra", nargs="*", help="more main.py options (after --)")
     a = ap.parse_args()
     if not EVAL.is_dir():
@@ -130,7 +156,7 @@ def main() -> int:
         qs = [q for q in allq if q["corpus"] == name]
         if a.split != "all":
             qs = [q for q in qs if int(q["id"].rsplit("-", 1)[1]) % 2 == (0 if a.split == "even" else 1)]
-        got, info = run_corpus(name, qs, work, bool(a.reuse), extra)
+        got, info = run_corpus(name, qs, work, bool(a.reuse), extra, a.renderings)
         answers += got
         infos.append(info)
     for info in infos:
@@ -141,6 +167,11 @@ def main() -> int:
         asked = [q for q in asked if int(q["id"].rsplit("-", 1)[1]) % 2 == (0 if a.split == "even" else 1)]
     ans_path = a.answers or (work / "answers.jsonl")
     ans_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answers))
+    if a.renderings:  # the same page in its other rendering is the same gold file
+        for q in asked:
+            if q["corpus"] in RENDERINGS:
+                ext = RENDERINGS[q["corpus"]][1]
+                q["gold_files"] = q["gold_files"] + [_rendering_of(g, ext) for g in q["gold_files"]]
     q_path = work / "questions.jsonl"
     q_path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in asked))
     cmd = [sys.executable, str(EVAL / "score.py"), str(q_path), str(ans_path)] + (["--details"] if a.details else [])
