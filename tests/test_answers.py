@@ -554,3 +554,19 @@ def test_a_yes_no_question_the_answer_says_neither_yes_nor_no_to_is_not_answered
     data = ask(cli, tmp_path, docs, "Does the spooler retry a failed print job on the same printer?")
     assert "retries a failed print job on the same printer up to three times" in data["answer"]
     assert data["confidence"] < 0.7 and "treat this as a lead to check" in data["answer"]
+
+
+def test_a_limit_asked_as_how_long_can_it_be_is_searched_for_as_a_maximum_length(cli, tmp_path):
+    # "how long can a name be": documentation states the maximum length, in words the question does not
+    # use; pages that repeat the question's own words crowd the search for them
+    docs = {
+        f"naming-{i}.md": f"# Naming tip {i}\n\nA job name can be long or short, and tip {i} shows how long a "
+        f"name you give a job can stay readable before the spooler list cuts the name at its maximum."
+        for i in range(12)
+    }
+    docs["limits.md"] = (
+        "# Limits\n\n## Identifiers\n\nNames of queues and printers are identifiers. "
+        "The maximum identifier length is 63 bytes."
+    )
+    data = ask(cli, tmp_path, docs, "How long can a job name be before the spooler cuts it?")
+    assert "The maximum identifier length is 63 bytes." in data["answer"]

@@ -53,6 +53,18 @@ _SUPERLATIVE = re.compile(
 _HOW_CAN = re.compile(
     r"\bhow (long|large|big|high|deep|wide|small|short|low) (?:can|could) [^?.,]*?\b(?:be|get|grow)\b", re.I
 )
+# "How long can a name be": the maximum length ("the longest delay" is not a length: only "how ... can")
+_DIMENSION = {
+    "long": "length",
+    "short": "length",
+    "large": "size",
+    "big": "size",
+    "small": "size",
+    "high": "height",
+    "low": "height",
+    "deep": "depth",
+    "wide": "width",
+}
 _LEAST = {"smallest", "shortest", "lowest", "fewest", "least", "small", "short", "low"}
 _ASKS = [
     ("default", re.compile(rf"\b(?:defaults?|by default)\b|{_DEFAULT_CLAUSE.pattern}", re.I)),
@@ -143,13 +155,15 @@ def code_names(question: str) -> list[str]:
 
 
 def limit_word(question: str) -> str:
-    """The word documentation states a limit with ("maximum", or "minimum"), for a question that asks
-    for one with a superlative ("the longest line the editor can handle") or with "how long can ... be";
-    else ""."""
+    """The words documentation states a limit with ("maximum", or "minimum"), for a question that asks
+    for one with a superlative ("the longest line the editor can handle") or with "how long can ... be"
+    ("maximum length": the size asked about is named too); else ""."""
     limit = _SUPERLATIVE.search(question) or _HOW_CAN.search(question)
     if not limit or asks_for(question) not in ("number", "default"):
         return ""
-    return "minimum" if limit.group(1).lower() in _LEAST else "maximum"
+    word = "minimum" if limit.group(1).lower() in _LEAST else "maximum"
+    size = _DIMENSION.get(limit.group(1).lower()) if limit.re is _HOW_CAN else None
+    return f"{word} {size}" if size else word
 
 
 def asks_for(question: str) -> str | None:
@@ -204,8 +218,7 @@ def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | 
     for t in content_terms(query):
         s = stem(t)
         w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
-    implied = limit_word(query)
-    if implied:  # implied, not said: it weighs less than the question's own words
+    for implied in limit_word(query).split():  # implied, not said: it weighs less than the question's own words
         w.setdefault(stem(implied), T.LIMIT_WORD_WEIGHT)
     for t in extra:
         w.setdefault(stem(t), T.FEEDBACK_WEIGHT)
