@@ -121,6 +121,12 @@ def ask(cli, tmp_path, docs: dict[str, str], question: str) -> dict:
     return json.loads(proc.stdout)
 
 
+def crowded(tip: str, name: str, text: str) -> dict[str, str]:
+    """Twelve pages made from `tip` (its "{i}" numbered) that repeat a question's words, and the page
+    `name` that answers it in other words."""
+    return {f"tip-{i}.md": tip.format(i=i) for i in range(12)} | {name: text}
+
+
 def opening(data: dict) -> str:
     """The answer's first passage: the text before its first citation."""
     return data["answer"].split("[")[0]
@@ -431,14 +437,12 @@ def test_a_limit_asked_with_a_superlative_is_searched_for_and_answered_with_the_
     # "the most entries I can keep" asks for a limit, which the manual states as a maximum: pages that
     # repeat the question's own words crowd the search for them, the option's entry is found by the word
     # a limit is stated with, and the sentence that holds it is quoted
-    docs = {
-        f"recall-{i}.md": f"# Recall tip {i}\n\nThe history keeps the entries you typed, and tip {i} shows how to "
-        f"keep history entries you use most, how to keep entries apart and how history entries are kept."
-        for i in range(12)
-    }
-    docs["options.md"] = (
+    docs = crowded(
+        "# Recall tip {i}\n\nThe history keeps the entries you typed, and tip {i} shows how to keep history "
+        "entries you use most, how to keep entries apart and how history entries are kept.",
+        "options.md",
         "# Options\n\n## history\n\nA list of the commands typed is remembered. "
-        "This option decides how many of them are stored. The maximum value is 10000."
+        "This option decides how many of them are stored. The maximum value is 10000.",
     )
     data = ask(cli, tmp_path, docs, "What's the most entries I can keep in the command history?")
     assert "The maximum value is 10000." in data["answer"]
@@ -559,14 +563,12 @@ def test_a_yes_no_question_the_answer_says_neither_yes_nor_no_to_is_not_answered
 def test_a_limit_asked_as_how_long_can_it_be_is_searched_for_as_a_maximum_length(cli, tmp_path):
     # "how long can a name be": documentation states the maximum length, in words the question does not
     # use; pages that repeat the question's own words crowd the search for them
-    docs = {
-        f"naming-{i}.md": f"# Naming tip {i}\n\nA job name can be long or short, and tip {i} shows how long a "
-        f"name you give a job can stay readable before the spooler list cuts the name at its maximum."
-        for i in range(12)
-    }
-    docs["limits.md"] = (
+    docs = crowded(
+        "# Naming tip {i}\n\nA job name can be long or short, and tip {i} shows how long a name you give a job "
+        "can stay readable before the spooler list cuts the name at its maximum.",
+        "limits.md",
         "# Limits\n\n## Identifiers\n\nNames of queues and printers are identifiers. "
-        "The maximum identifier length is 63 bytes."
+        "The maximum identifier length is 63 bytes.",
     )
     data = ask(cli, tmp_path, docs, "How long can a job name be before the spooler cuts it?")
     assert "The maximum identifier length is 63 bytes." in data["answer"]
