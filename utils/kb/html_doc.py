@@ -65,13 +65,10 @@ def site_parts(title_tags: list[str]) -> frozenset[str]:
 
 
 def own_title(title_tag: str, h1: str, fallback: str, site: frozenset[str] = frozenset()) -> str:
-    """The page's own part of its <title>, chosen by its <h1> (an <h1> that is the site's name counts as
-    none: `banner`); without an <h1>, the parts that are not the site's (`site_parts`); `fallback` when
-    that cannot tell."""
+    """The page's own part of its <title>, chosen by its <h1>; without an <h1>, the parts that are not
+    the site's (`site_parts`); `fallback` when that cannot tell."""
     parts = title_parts(title_tag)
     own = [p for p in parts if p not in site]
-    if h1 and banner(h1, title_tag, site):
-        h1 = ""  # the site's name above every page, not this page's heading
     if not h1 and site and own != parts:
         return " — ".join(own) if own else fallback
     if not h1 or not parts:
@@ -192,12 +189,9 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
             out.append(heading_line(level, _clean(key)))
         else:
             out.append(as_text(para))
+    if h1 and banner(h1, title_tag, site):
+        h1 = ""  # the site's name above every page, not this page's heading: no title, no text
     title = own_title(title_tag, h1, ex.title or fallback_title, site)
-    if (
-        h1
-        and fold(h1) != fold(title)
-        and not banner(h1, title_tag, site)
-        and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out)
-    ):
+    if h1 and fold(h1) != fold(title) and not any(o.startswith("# ") and fold(o[2:]) == fold(h1) for o in out):
         out.insert(0, heading_line(1, h1))  # an <h1> that is not the title is put back; the title is the rest
     return title, "\n\n".join(out)
