@@ -150,6 +150,34 @@ def test_an_asciidoc_source_named_txt_reads_as_asciidoc_and_a_help_file_stays_on
     assert readers.read_document(help_file)[0] == "Teapot help"
 
 
+def test_asciidoc_conditional_text_and_a_code_phrase_broken_across_lines_read_without_markup(tmp_path):
+    page = tmp_path / "lamp-config.adoc"
+    page.write_text(
+        "= lamp-config(1)\n:lamp-dimmer: 1\n\n== OPTIONS\n\n"
+        "LAMP_EDITOR::\n    The editor for lamp notes.  The order of preference is the `$LAMP_EDITOR`\n"
+        "    variable, then the `lamp.editor` setting, then `$VISUAL`, then `$EDITOR`.  Example: `lamp\n"
+        "    config --edit`.\n"
+        "ifdef::lamp-build-editor[]\n    This build chose {lamp-build-editor} as the default.\n"
+        "endif::lamp-build-editor[]\n\n"
+        "ifndef::lamp-dimmer[]\n--glow::\n    Light every room at full glow.\nendif::lamp-dimmer[]\n"
+        "ifdef::lamp-dimmer[]\n--glow=<level>::\n    Light every room at the given glow level.\n"
+        "endif::lamp-dimmer[]\n\nifdef::lamp-timer[--timer::  Switch off after a while.]\n",
+        encoding="utf-8",
+    )
+    text = readers.read_document(page)[1]
+    flat = " ".join(text.split())
+    assert (
+        "The order of preference is the $LAMP_EDITOR variable, then the lamp.editor setting, then $VISUAL, "
+        "then $EDITOR. Example: lamp config --edit." in flat
+    )
+    # text for a build or an including page is kept (it may hold); the page's own setting rules some out
+    assert "This build chose" in flat and "Switch off after a while." in flat
+    assert "Light every room at the given glow level." in flat
+    assert "full glow" not in flat
+    for markup in ("ifdef", "ifndef", "endif", ":lamp", "`"):
+        assert markup not in text
+
+
 def test_an_asciidoc_note_laid_out_as_a_table_reads_as_a_note_not_a_table_row(tmp_path):
     page = tmp_path / "build.html"
     page.write_text(

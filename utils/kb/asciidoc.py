@@ -8,6 +8,12 @@ is a small reader of the common markup:
   underlined with ``=``, ``-``, ``~``, ``^``, ``+`` of the title's length; the author and revision
   lines under the document title and attribute lines (``:name: value``) are dropped, attribute
   references (``{name}``) replaced by their value when the file defines it;
+* conditional text (``ifdef::name[]`` … ``endif::name[]``, ``ifndef::``, ``ifeval::``, the one-line
+  ``ifdef::name[text]``): the directive lines are never read as text, and the text they guard is
+  kept unless the file itself rules it out (``ifndef::name[]`` with ``:name:`` set in the file). An
+  attribute the file does not set may be set by the document that includes it (a fragment of
+  options shared by several pages, each setting its own attribute) or by the build: its text is
+  kept, not lost;
 * delimited blocks: ``----`` (listing) and ``....`` (literal) become fenced code, as does a paragraph
   under ``[source]``, ``[listing]`` or ``[verse]``; comments (``////``, ``//``) and passthrough
   (``++++``) are dropped; example, sidebar and quote blocks keep their text;
@@ -16,7 +22,9 @@ is a small reader of the common markup:
   table rows read ``| a | b |``;
 * inline: ``link:url[text]``, ``url[text]`` and other ``name:target[text]`` macros read as the text
   (the target when it is empty), ``<<id,text>>`` as the text, ``[[anchor]]`` dropped, and ``*bold*``,
-  ``_em_``, ``'em'``, ``+mono+`` and backtick marks stripped.
+  ``_em_``, ``'em'``, ``+mono+`` and backtick marks stripped; a backtick phrase broken across lines
+  ("`git` at a line's end, "submodule init`" at the next one's start) is read as one line, so its
+  marks pair up.
 """
 
 from __future__ import annotations
@@ -61,6 +69,50 @@ _BUILTIN_ATTRS = {
     "backslash": "\\",
 }
 _ATTR_REF = re.compile(r"\{([\w-]+)\}")
+_CONDITIONAL = re.compile(r"^(ifdef|ifndef|ifeval|endif)::([^\[]*)\[(.*)\]\s*$")
+_MAX_JOINED = 6  # lines a broken backtick phrase may run on for
+
+
+def _conditional(lines: list[str], attrs: dict[str, str]) -> list[str]:
+    """The lines without conditional directives; text an ``ifndef`` of an attribute the file sets
+    guards is dropped (the preprocessor runs before any block is read, inside code too)."""
+    out: list[str] = []
+    shown: list[bool] = []  # one entry per open ifdef / ifndef / ifeval
+    for line in lines:
+        m = _CONDITIONAL.match(line.strip())
+        if not m:
+            if all(shown):
+                out.append(line)
+            continue
+        kind, names, content = m.groups()
+        if kind == "endif":
+            if shown:
+                shown.pop()
+            continue
+        # "a,b": any of them set, "a+b": all of them
+        ruled_out = kind == "ifndef" and (
+            all(n.strip().lower() in attrs for n in names.split("+"))
+            if "+" in names
+            else any(n.strip().lower() in attrs for n in names.split(","))
+        )
+        if content and kind != "ifeval":  # one line: ifdef::name[text]
+            if not ruled_out and all(shown):
+                out.append(content)
+            continue
+        shown.append(not ruled_out)
+    return out
+
+
+def _joined(line: str, lines: list[str], i: int) -> tuple[str, int]:
+    """A line that opens a backtick phrase it does not close, with the lines of its paragraph that
+    close it: (the line, the index of the line after it)."""
+    start = i
+    while line.count("`") % 2 and i < len(lines) and i - start < _MAX_JOINED:
+        nxt = lines[i].strip()
+        if not nxt or nxt == "+" or any(r.match(nxt) for r in (_DELIM, _BLOCK_ATTR, _LIST, _TITLE)):
+            break
+        line, i = f"{line.rstrip()} {nxt}", i + 1
+    return line, i
 
 
 def _macro(m: re.Match) -> str:
@@ -110,6 +162,7 @@ def read_asciidoc(text: str, fallback_title: str) -> tuple[str, str]:
     for line in lines:
         if m := _ATTRIBUTE.match(line):
             attrs[m.group(1).lower()] = m.group(2).strip()
+    lines = _conditional(lines, attrs)
     title = ""
     out: list[str] = []
     block: str | None = None  # the open delimited block's delimiter
@@ -186,14 +239,16 @@ def read_asciidoc(text: str, fallback_title: str) -> tuple[str, str]:
             out.append("| " + " | ".join(cells) + " |")
             continue
         if m := _LIST.match(line):
-            out.append(as_text("- " + _inline(m.group(1), attrs)))
+            item, i = _joined(m.group(1), lines, i)
+            out.append(as_text("- " + _inline(item, attrs)))
             continue
         if (m := _LABEL.match(stripped)) and not stripped.startswith(("http", "link:")):
             out += ["", as_text(_inline(m.group(1), attrs)), ""]
             if m.group(2):
                 out.append(as_text(_inline(m.group(2), attrs)))
             continue
-        out.append(as_text(_inline(line.strip(), attrs)))
+        line, i = _joined(line.strip(), lines, i)
+        out.append(as_text(_inline(line, attrs)))
     if code:
         out += ["", fenced(code)]
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
