@@ -572,3 +572,17 @@ def test_a_limit_asked_as_how_long_can_it_be_is_searched_for_as_a_maximum_length
     )
     data = ask(cli, tmp_path, docs, "How long can a job name be before the spooler cuts it?")
     assert "The maximum identifier length is 63 bytes." in data["answer"]
+
+
+def test_a_sentence_that_introduces_a_list_is_quoted_with_the_list(cli, tmp_path):
+    # "The spooler refuses a job when:" says nothing alone; what answers is the list after it
+    docs = {
+        "spooler.md": "# Spooler\n\n## Refused jobs\n\nThe spooler keeps a job waiting while its printer is busy. "
+        "The spooler refuses a print job outright when:\n\n- the job is larger than the spool limit;\n\n"
+        "- the printer named in the job is not known;\n\n- the job comes from a workstation that is blocked.\n\n"
+        "A refused job is logged with the reason it was refused.",
+    }
+    data = ask(cli, tmp_path, docs, "In which cases does the spooler refuse a print job outright?")
+    assert re.search(
+        r"refuses a print job outright when: the job is larger than the spool limit; the printer", data["answer"]
+    )

@@ -466,6 +466,8 @@ class _Reading:
         "fs.rm()"), the heading and the line."""
         sent = p.text
         headed = bool(p.heading) and p.heading != sent  # it sits under a heading-like line
+        if p.then and len(sent) + len(p.then) < T.MAX_CHARS:  # "The main differences are:" and the list
+            sent = f"{sent} {p.then}"
 
         def under() -> str:
             return f"{plain_heading(p.heading)}: {sent}"

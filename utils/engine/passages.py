@@ -242,6 +242,7 @@ class Passage:
     before: str = ""  # the sentence before it in the same block, if any
     title_line: bool = False  # a heading-like line itself, not a sentence under one
     item: str = ""  # the whole paragraph (a list item) it is a sentence of, if that has more than one
+    then: str = ""  # what it introduces when it ends with a colon: the list items (or sentence) after it
 
 
 _ITEM_MARK = re.compile(r"^(?:[|*•+]|-(?=\s|$))")  # a table row or a list item; "--all", "-F format" are terms
@@ -270,16 +271,32 @@ def passages(text: str, section: str = "") -> list[Passage]:
             out.append(Passage(heading, len(out), term_set(heading), path_terms | block, title_line=True))
             block |= term_set(heading)
         before = ""
-        for para in paras:
+        for k, para in enumerate(paras):
             code = para.startswith("```")
             sents = [para] if code else [without_marker(s) for s in split_sentences(para)]
             item = " ".join(sents) if len(sents) > 1 else ""
-            for s in sents:
+            for n, s in enumerate(sents):
                 own = term_set(s)
                 ctx = (path_terms | block | term_set(before)) - own
-                out.append(Passage(s, len(out), own, ctx, code, heading, "" if code else before, item=item))
+                then = introduced(paras[k + 1 :]) if not code and n == len(sents) - 1 and s.endswith(":") else ""
+                out.append(Passage(s, len(out), own, ctx, code, heading, "" if code else before, item=item, then=then))
                 before = "" if code else s
     return out
+
+
+def introduced(rest: list[str]) -> str:
+    """What a line ending with a colon introduces, as it can be quoted after it: the items of the list
+    that follows (as many as fit), or the sentence that follows; nothing when code follows."""
+    if not rest or rest[0].startswith("```"):
+        return ""
+    if not _ITEM_MARK.match(rest[0]) or rest[0].startswith("|"):
+        return split_sentences(rest[0])[0] if not _is_heading(rest[0]) else ""
+    items: list[str] = []
+    for para in rest:
+        if not _ITEM_MARK.match(para) or para.startswith("|") or len(items) == T.INTRODUCED_ITEMS:
+            break
+        items.append(without_marker(para).rstrip(" .;,") + ";")
+    return " ".join(items)[:-1] + "." if items else ""
 
 
 def _blocks(paras: list[str]) -> list[tuple[str, list[str]]]:

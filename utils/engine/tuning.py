@@ -39,6 +39,7 @@ class OfflineTuning:
     CONTEXT_WEIGHT: float = 0.5  # words of the heading / sentence above count half: they frame, not state
     FOCUS_WEIGHT: float = 0.5  # the step's own query (a follow-up search) counts half against the question
     JOIN_GAIN: float = 0.15  # the sentence before is quoted too when it adds this much of the question
+    INTRODUCED_ITEMS: int = 4  # a line ending with a colon is quoted with up to this many items of its list
     ITEM_MAX_CHARS: int = 320  # a paragraph this short whose last short line holds the value is quoted whole
     FOLLOW_UP_PENALTY: float = 0.5  # a passage a follow-up search found opens the answer only if clearly better
     RANK_PRIOR: float = 0.2  # the KB's best chunk adds this to its sentences, the next half, ... (1 / (1 + rank))
