@@ -90,6 +90,21 @@ def test_restructuredtext_reads_without_roles_directives_or_underlines(capsys, d
     assert '```\nimport shelf\ndb = shelf.open("data")\n```' in text
 
 
+def test_a_restructuredtext_reference_by_label_reads_as_the_section_title_it_names(tmp_path):
+    page = tmp_path / "copying.rst"
+    page.write_text(
+        "Copying\n=======\n\nFiles are copied in chunks; see the :ref:`fast-copy-calls` section. "
+        "Archives are described in :ref:`archive-formats`, the format in :pep:`273`.\n\n"
+        ".. _fast-copy-calls:\n\nFaster copies on some systems\n-----------------------------\n\n"
+        "Some systems copy a whole file in one call.\n",
+        encoding="utf-8",
+    )
+    text = readers.read_document(page)[1]
+    assert "see the Faster copies on some systems section." in text  # the label names a section of this file
+    assert "Archives are described in archive formats, the format in PEP 273." in text  # elsewhere: its words
+    assert "fast-copy-calls" not in text and "archive-formats" not in text
+
+
 def test_a_myst_role_in_markdown_reads_like_a_restructuredtext_role(tmp_path):
     page = tmp_path / "wheels.md"
     page.write_text(

@@ -3,9 +3,11 @@
 Sphinx sources use roles and directives docutils does not know (``:func:``, ``.. versionadded::``,
 ``.. code-block::``); each one met in a file is registered before parsing with a generic handler, so
 no markup and no error message reaches the text: a role reads as its text (``:ref:`words <target>```
-as "words", ``:func:`~a.b``` as `` `b` ``), a code directive becomes fenced code, a version note reads
-"New in version 3.2: ...", other directives keep their argument and content. Files are never
-included (``.. include::``, raw input off) and reports are silenced (report and halt level 5).
+as "words", ``:func:`~a.b``` as `` `b` ``, ``:pep:`8``` as "PEP 8"; ``:ref:`a-label``` as the title
+of the section it labels when the file has it, else as the label's words), a code directive becomes
+fenced code, a version note reads "New in version 3.2: ...", other directives keep their argument
+and content. Files are never included (``.. include::``, raw input off) and reports are silenced
+(report and halt level 5).
 
 The doctree is then written in the structured readers' form: section titles as heading lines,
 literal blocks as fenced code, list items with ``- ``, table rows ``| a | b |``, field lists
@@ -66,16 +68,39 @@ _INVENTORY = re.compile(r"^[a-z][\w-]*:(?=\S)")  # "pypug:wheel": a term in anot
 def role_text(name: str, text: str) -> tuple[str, bool]:
     """(what a role shows, whether it reads as words rather than as code): ":term:`pypug:wheel`" ->
     ("wheel", True), ":func:`~os.path.join`" -> ("join", False)."""
-    if name.split(":")[-1] in _PROSE_ROLES:
+    role = name.split(":")[-1]
+    if role in ("pep", "rfc") and not _TARGET.match(text):  # ":pep:`585`" reads "PEP 585", as Sphinx shows it
+        return f"{role.upper()} {text.split('#')[0]}", True
+    if role in _PROSE_ROLES:
         return _INVENTORY.sub("", _shown(text), count=1), True
     return _shown(text), False
+
+
+_LABEL_ROLES = {"ref", "numref"}  # a label with no words of its own shows the title of what it labels
 
 
 def _generic_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     from docutils import nodes
 
     shown, prose = role_text(name, text)
+    if name.split(":")[-1] in _LABEL_ROLES and not _TARGET.match(text):
+        # resolved when the text is written (_inline): the title of the section the label names, when
+        # this file has it; otherwise the label's words, not its slug ("copy-operations" -> "copy operations")
+        node = nodes.inline(rawtext, " ".join(re.split(r"[-_\s]+", shown)).strip())
+        node["label"] = shown
+        return [node], []
     return [nodes.Text(shown) if prose else nodes.literal(rawtext, shown)], []
+
+
+def _labelled(node) -> str:
+    """The title of the section a label in this document names, or ''."""
+    from docutils import nodes
+
+    doc = node.document
+    ident = doc.nameids.get(nodes.fully_normalize_name(node["label"])) if doc is not None else None
+    target = doc.ids.get(ident) if ident else None
+    title = target.next_node(nodes.title) if isinstance(target, nodes.section) else None
+    return " ".join(_inline(title).split()) if title is not None else ""
 
 
 def _directive_class():
@@ -170,6 +195,8 @@ def _inline(node) -> str:
             out.append(_PROBLEM_MARKUP.sub("", c.astext()))
         elif isinstance(c, nodes.image):
             continue
+        elif isinstance(c, nodes.inline) and c.get("label"):
+            out.append(_labelled(c) or c.astext())
         else:
             out.append(_inline(c))
     return "".join(out)
