@@ -208,6 +208,27 @@ def test_an_asciidoc_note_laid_out_as_a_table_reads_as_a_note_not_a_table_row(tm
     assert "| Note |" not in text  # a table row is never quoted in an answer
 
 
+def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_path):
+    # a short term between short definitions is what they are about, not a stray line of the layout
+    page = tmp_path / "gizmo-var.html"
+    page.write_text(
+        "<html><head><title>gizmo-var(1)</title></head><body><div class='sect1'><h2>VARIABLES</h2><dl>"
+        "<dt>GIZMO_EDITOR</dt><dd><p>Text editor for use by gizmo commands. The value is meant to be interpreted "
+        "by the shell when it is used; the order of preference is the environment variable, then the "
+        "configuration, then the default chosen at build time.</p></dd>"
+        "<dt>GIZMO_PAGER</dt><dd><p>Text viewer for use by gizmo commands. The value is meant to be interpreted "
+        "by the shell; the order of preference is the environment variable, then the configuration, then the "
+        "pager chosen at build time.</p></dd>"
+        "<dt>GIZMO_DEFAULT_BRANCH</dt><dd><p>The name of the first branch of a new repository.</p></dd>"
+        "</dl></div></body></html>",
+        encoding="utf-8",
+    )
+    paras = readers.read_document(page)[1].split("\n\n")
+    for term in ("GIZMO_EDITOR", "GIZMO_PAGER", "GIZMO_DEFAULT_BRANCH"):
+        assert term in paras
+    assert paras.index("GIZMO_DEFAULT_BRANCH") + 1 == paras.index("The name of the first branch of a new repository.")
+
+
 def test_html_title_is_the_pages_own_part_and_its_pre_is_code(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "frobnicate.html")[0] == 0
     hit = search(capsys, data_dir, "maximum number of retries")[0]

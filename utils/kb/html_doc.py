@@ -1,7 +1,8 @@
 """An HTML file read as a document for the knowledge base.
 
 The text is the page extractor's (utils/web/extract.py, tuned on articles and shared with the
-crawler, so its output for web pages is not changed here); this module then puts back what a
+crawler, so its output for web pages is not changed here; asked for a document, it keeps every term
+of a definition list, which an article reader drops as a short line); this module then puts back what a
 document needs and an article reader drops, by matching the extractor's paragraphs with the page's
 elements: a paragraph that is a heading (``<h1>``-``<h6>``) becomes a heading line with its level, one
 that is a ``<pre>`` becomes fenced code with its lines, and the ``<h1>`` is put back at the top when
@@ -166,7 +167,7 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
     """(title, text in the structured readers' form) of an HTML document."""
     from ..web.extract import extract
 
-    ex = extract(data, url=url)
+    ex = extract(data, url=url, document=True)
     title_tag, h1, headings, pres, rows, asides = _page_parts(data)
     out: list[str] = []
     paras = [p for p in ex.text.split("\n\n") if _clean(p)]  # a paragraph that is only a permalink's mark is none

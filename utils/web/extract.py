@@ -181,10 +181,11 @@ def _title_and_links(root, title: str) -> str:
     return "\n\n".join(([title] if title else []) + lines) if lines else ""
 
 
-def extract(html: str | bytes, url: str = "") -> Extracted:
+def extract(html: str | bytes, url: str = "", document: bool = False) -> Extracted:
     """Extract title, published date (ISO), main text and absolute out-links from an HTML page.
 
-    Never raises on bad input: empty or unparsable input gives an empty ``Extracted``.
+    Never raises on bad input: empty or unparsable input gives an empty ``Extracted``. ``document``:
+    the page is a document for the knowledge base (utils/kb/html_doc.py), whose short terms are kept.
     """
     try:
         if isinstance(html, (bytes, bytearray)):
@@ -210,7 +211,7 @@ def extract(html: str | bytes, url: str = "") -> Extracted:
         declared = declared_body(ld)
         rejected: set[str] = set()
         doubts: set[str] = set()
-        ours = main_text(root, rejected, doubts)
+        ours = main_text(root, rejected, doubts, document)
         description = next((meta[k] for k in _DESCRIPTION_KEYS if meta.get(k)), "")
         text = declared_if_missed(better_of(ours, html, url, rejected, doubts, description), declared)
         text = text or _title_and_links(root, title)

@@ -53,7 +53,7 @@ _FLAGGED_PENALTY = 0.25  # per character of a flagged subtree, against the conta
 _MIN_CONTENT = 80  # below this score the page has no real prose: use the lenient fallback
 
 
-def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = None) -> str:
+def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = None, document: bool = False) -> str:
     """The page's main text. ``rejected``, when given, receives the texts of blocks that are furniture
     whatever container is chosen: teasers of other articles and blocks in nav/header/footer/aside
     elements (or ARIA roles) or in elements that are not displayed. ``doubts``, when given, receives
@@ -90,7 +90,7 @@ def main_text(root, rejected: set[str] | None = None, doubts: set[str] | None = 
     if value >= _MIN_CONTENT:
         inside = _clean_descendants(parents, flags, best)
         caption = _captions(blocks, parents, tags, images)
-        text = _assemble([b for b in blocks if inside[b.node] and not caption[b.node]], parents)
+        text = _assemble([b for b in blocks if inside[b.node] and not caption[b.node]], parents, document=document)
         if text:
             return text
     # Too little prose for the scoring to mean much (a stub page, a one-line answer): take the page's
@@ -287,7 +287,7 @@ def continues_list(kept: Block | None, b: Block, parents: list[int]) -> bool:
     return kept is not None and kept.tag == b.tag == "li" and parents[kept.node] == parents[b.node]
 
 
-def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) -> str:
+def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False, document: bool = False) -> str:
     """Join the kept blocks of the chosen container.
 
     Prose blocks are kept, link lists dropped.  A short block is kept when it sits between prose
@@ -299,7 +299,9 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
     kept item of the same list; a list with an item of prose keeps all its items. A
     link-heavy paragraph that reads as a sentence is kept between prose blocks.  Teasers are dropped
     unless they are all the prose there.
-    ``lenient`` keeps every block that is not a link list or a teaser.
+    ``lenient`` keeps every block that is not a link list or a teaser. ``document`` (a file read into
+    the knowledge base, not an article) keeps every term of a definition list (``<dt>``) too: a short
+    term is what the definition after it is about, never a stray line of a page's layout.
     The headline (an <h1> before any prose) is left out: it is the title, not the text.
     """
     n = len(blocks)
@@ -337,6 +339,8 @@ def _assemble(blocks: list[Block], parents: list[int], lenient: bool = False) ->
             )
         elif kinds[i] != "short" or lenient:
             continue
+        elif document and b.tag == "dt":
+            keep[i] = True
         elif b.tag in HEADINGS or _bold_line(b):
             keep[i] = next_good[i]
         elif b.tag in _CONTENT_TAGS and _SENTENCE_END.search(b.text) and len(b.text.split()) >= 5:
