@@ -229,6 +229,25 @@ def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_p
     assert paras.index("GIZMO_DEFAULT_BRANCH") + 1 == paras.index("The name of the first branch of a new repository.")
 
 
+def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):
+    # a short item is not a heading-like line the text after the list would sit under
+    page = tmp_path / "limits.html"
+    page.write_text(
+        "<html><head><title>Limits</title></head><body><div class='sect1'><h2>Limits</h2>"
+        "<p>The spooler was written with few fixed limits; the ones it has are listed here, each with what it "
+        "bounds and how it can be changed when the spooler is built from its sources.</p>"
+        "<p><b>Maximum number of columns</b></p><p>The column limit of the spooler's job table bounds:</p>"
+        "<ul><li>The number of columns in a job record</li><li><p>The number of fields in a printer entry</p></li></ul>"
+        "<p>The default setting of the column limit is 2000 and it can be raised at build time to 32767.</p>"
+        "</div></body></html>",
+        encoding="utf-8",
+    )
+    paras = readers.read_document(page)[1].split("\n\n")
+    assert "- The number of columns in a job record" in paras
+    assert "- The number of fields in a printer entry" in paras
+    assert "Maximum number of columns" in paras  # a sub-heading set in bold stays one
+
+
 def test_html_title_is_the_pages_own_part_and_its_pre_is_code(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "frobnicate.html")[0] == 0
     hit = search(capsys, data_dir, "maximum number of retries")[0]

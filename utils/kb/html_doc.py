@@ -2,13 +2,14 @@
 
 The text is the page extractor's (utils/web/extract.py, tuned on articles and shared with the
 crawler, so its output for web pages is not changed here; asked for a document, it keeps every term
-of a definition list, which an article reader drops as a short line); this module then puts back what a
-document needs and an article reader drops, by matching the extractor's paragraphs with the page's
-elements: a paragraph that is a heading (``<h1>``-``<h6>``) becomes a heading line with its level, one
-that is a ``<pre>`` becomes fenced code with its lines, and the ``<h1>`` is put back at the top when
-the extractor left it out (it took it as the headline) and it says more than the title chosen below
-(an ``<h1>`` equal to the title is already the document's title and the head of every heading path;
-repeated as the text's first line it would also displace the document's opening sentence).
+of a definition list, which an article reader drops as a short line); this module then puts back
+what a document needs and an article reader drops, by matching the extractor's paragraphs with the
+page's elements: a paragraph that is a heading (``<h1>``-``<h6>``) becomes a heading line with its
+level, one that is a ``<pre>`` becomes fenced code with its lines, one that is a whole list item
+reads ``- item``, and the ``<h1>`` is put back at the top when the extractor left it out (it took it
+as the headline) and it says more than the title chosen below (an ``<h1>`` equal to the title is
+already the document's title and the head of every heading path; repeated as the text's first line
+it would also displace the document's opening sentence).
 
 The title is the page's own part of its ``<title>``: a documentation set titles its pages
 "Page — Site 1.2 documentation" or "Site: Page"; of the parts between separators, the one closest
@@ -115,8 +116,8 @@ def _in_aside(el) -> bool:
 
 def _page_parts(data: bytes):
     """(<title> text, first <h1> text, {heading text: level}, {pre text single-spaced: pre lines},
-    {a table row's first cell: its rows' cells}, the same for rows of a boxed aside), texts
-    single-spaced."""
+    {a table row's first cell: its rows' cells}, the same for rows of a boxed aside, the texts of the
+    list items that hold no list of their own), texts single-spaced."""
     from lxml import etree, html
 
     from ..web.decode import decode_body
@@ -125,7 +126,7 @@ def _page_parts(data: bytes):
         text = _XML_DECLARATION.sub("", decode_body(data)[0].replace("\x00", ""), count=1)
         root = html.document_fromstring(text)
     except (etree.ParserError, ValueError):
-        return "", "", {}, {}, {}, {}
+        return "", "", {}, {}, {}, {}, set()
     etree.strip_elements(root, "script", "style", "template", etree.Comment, with_tail=False)
     t = root.find(".//title")
     title_tag = _clean(t.text_content()) if t is not None else ""
@@ -150,7 +151,14 @@ def _page_parts(data: bytes):
         cells = [c for c in (" ".join(td.text_content().split()) for td in tr if td.tag in ("td", "th")) if c]
         if len(cells) >= 2:
             (asides if _in_aside(tr) else rows).setdefault(cells[0], []).append(cells)
-    return title_tag, h1, headings, pres, rows, asides
+    # an item that is one paragraph ("<li>The number of columns in a table</li>", "<li><p>...</p></li>"),
+    # matched whole: not the first of an item's paragraphs (a sub-heading set in bold, say) or lists
+    items = {
+        " ".join(li.text_content().split())
+        for li in root.iter("li")
+        if li.find(".//ul") is None and li.find(".//ol") is None
+    }
+    return title_tag, h1, headings, pres, rows, asides, items
 
 
 def title_tag_of(data: bytes) -> str:
@@ -168,7 +176,7 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
     from ..web.extract import extract
 
     ex = extract(data, url=url, document=True)
-    title_tag, h1, headings, pres, rows, asides = _page_parts(data)
+    title_tag, h1, headings, pres, rows, asides, items = _page_parts(data)
     out: list[str] = []
     paras = [p for p in ex.text.split("\n\n") if _clean(p)]  # a paragraph that is only a permalink's mark is none
     keys = [" ".join(p.split()) for p in paras]
@@ -188,6 +196,8 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
             out.append(fenced(pres[key]) or key)
         elif (level := headings.get(fold(_clean(key)))) is not None:
             out.append(heading_line(level, _clean(key)))
+        elif key in items:  # a list item reads as one, as in the other readers: not a heading-like line
+            out.append(as_text(f"- {para}"))
         else:
             out.append(as_text(para))
     if h1 and banner(h1, title_tag, site):
