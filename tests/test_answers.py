@@ -586,3 +586,43 @@ def test_a_sentence_that_introduces_a_list_is_quoted_with_the_list(cli, tmp_path
     assert re.search(
         r"refuses a print job outright when: the job is larger than the spool limit; the printer", data["answer"]
     )
+
+
+def test_a_list_quoted_with_the_line_that_introduces_it_ranks_by_that_line_not_by_all_its_items():
+    # the items together share most of the question's words; the sentence that names the tool answers
+    text = (
+        "# Checkers\n\n## Problems\n\nIn a threaded program, these problems can occur:\n\n"
+        "- data races, when two threads change shared data without a lock;\n\n"
+        "- lock contention, when a thread holds a lock too long;\n\n- deadlocks, when two threads wait for each other."
+        "\n\n## Tools\n\nThe hunter tool finds data races in threaded programs."
+    )
+    q = "Which tool finds data races between threads that change shared data without a lock?"
+    item = ToolItem(url="/docs/checkers.md", title="Checkers", text=text, form="kb", source=1, score=1.0)
+    ctx = {"query": q, "items": [item], "facts": [], "sources": [Source(1, "Checkers", "/docs/checkers.md")]}
+    kept = [f["fact"] for f in OfflineEngine().analyze(ctx).data["extracted_info"]]
+    answer = kept.index("The hunter tool finds data races in threaded programs.")
+    assert not any(k.startswith("In a threaded program, these problems can occur: data races") for k in kept[:answer])
+
+
+def test_an_item_that_answers_is_quoted_in_its_list_at_the_items_rank_and_not_twice():
+    # the item alone is the best passage; the list that holds it ranks lower on the words of its own line
+    q = "How much memory does the spooler keep for each waiting print job?"
+    weights = question_weights(q)
+    item = Fact("each waiting print job keeps 2 - 4 KB of spooler memory.", 1, 0.9, 1, 0.8, "kb", sem=0.8, prior=0.2)
+    listed = Fact(
+        "The spooler's needs are as follows: logs go to disk once a day; each waiting print job keeps 2 - 4 KB "
+        "of spooler memory; a copy of each job stays on disk.",
+        1, 0.6, 1, 0.5, "kb", sem=0.5, prior=0.2,
+    )  # fmt: skip
+    others = [
+        Fact(f"Print job {n} of the spooler keeps its pages in memory while it waits.", 2 + n, 0.7, 1, 0.7, "kb")
+        for n in range(3)
+    ]
+    for o in others:
+        o.sem, o.prior = 0.7, 0.05
+    docs = [Source(1, "Spooler", "/docs/spooler.md")] + [
+        Source(2 + n, f"Job {n}", f"/docs/job-{n}.md") for n in range(3)
+    ]
+    chosen, _ = answer_facts(q, [listed, *others, item], docs, weights)
+    assert chosen[0] is listed  # the list, which holds the answer, opens the answer
+    assert item not in chosen  # ...and its item is not quoted again on its own

@@ -337,13 +337,18 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
         return (-(on_topic(f, value) and not meaning), -strength, -f.score)
 
     # A sentence quoted alone and again inside a longer quote (joined to the sentence after it that holds
-    # the value, or under its heading) is one passage: the fuller quote stands for both.
-    facts = [
-        f
-        for f in facts
-        if not any(g.source == f.source and len(g.text) > len(f.text) and f.text in g.text for g in facts)
-    ]
-    facts = sorted(facts, key=rank)
+    # the value, under its heading, or as an item of the list a line introduces, where it ends with ";"
+    # not ".") is one passage: the fuller quote stands for both, ranked as the better of the two.
+    ranks = {id(f): rank(f) for f in facts}
+
+    def within(f: Fact, g: Fact) -> bool:
+        return g.source == f.source and len(g.text) > len(f.text) and f.text.rstrip(" .;,") in g.text
+
+    for f in facts:
+        for g in facts:
+            if within(f, g):
+                ranks[id(g)] = min(ranks[id(g)], ranks[id(f)])
+    facts = sorted((f for f in facts if not any(within(f, g) for g in facts)), key=lambda f: ranks[id(f)])
     full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
     facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
     if not facts:
@@ -425,7 +430,10 @@ class _Reading:
             quote, value = self.quote(p)
             if not is_quotable(quote) or fold(quote) in known:
                 continue
-            terms = term_set(quote) | (title_terms if about_subject(quote, opening) else set())
+            # what a line ending with a colon introduces is quoted with it, but the line is scored on
+            # its own words: the words of a whole list would outscore the sentence that answers
+            said = quote.removesuffix(f" {p.then}") if p.then else quote
+            terms = term_set(said) | (title_terms if about_subject(quote, opening) else set())
             qcov = coverage(terms, self.weights)
             framed = coverage(terms | p.context, self.weights)
             full = qcov + T.CONTEXT_WEIGHT * (framed - qcov)
