@@ -626,3 +626,14 @@ def test_an_item_that_answers_is_quoted_in_its_list_at_the_items_rank_and_not_tw
     chosen, _ = answer_facts(q, [listed, *others, item], docs, weights)
     assert chosen[0] is listed  # the list, which holds the answer, opens the answer
     assert item not in chosen  # ...and its item is not quoted again on its own
+
+
+def test_a_sentence_that_refers_back_to_the_term_above_it_is_quoted_with_that_term(cli, tmp_path):
+    # "This variable ..." says nothing of which variable: the term it sits under is its subject
+    docs = {
+        "environment.md": "# Environment\n\nThe spooler reads a few variables from its environment at start-up.\n\n"
+        "GIZMO_PAGER\n\nThe viewer the spooler uses to show long job lists.\n\nGIZMO_EDITOR\n\n"
+        "This variable overrides the editor setting of the spooler's configuration file.",
+    }
+    data = ask(cli, tmp_path, docs, "Which variable overrides the editor setting of the spooler?")
+    assert "GIZMO_EDITOR: This variable overrides the editor setting" in data["answer"]

@@ -471,7 +471,8 @@ class _Reading:
         a short value line that closes a short paragraph (an option's list item), the whole paragraph;
         or, when the value is in it but its subject is in the sentence before, that sentence and this
         one; or, when it is a short value line opening what a heading names ("added: v17.0.0." under
-        "fs.rm()"), the heading and the line."""
+        "fs.rm()"), or a sentence opening it that refers back to it ("This variable overrides ..."
+        under "GIT_EDITOR"), the heading and the line."""
         sent = p.text
         headed = bool(p.heading) and p.heading != sent  # it sits under a heading-like line
         if p.then and len(sent) + len(p.then) < T.MAX_CHARS:  # "The main differences are:" and the list
@@ -488,12 +489,18 @@ class _Reading:
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
             ):
                 return f"{p.before} {sent}", True
-            if headed and not p.before and len(sent) < T.MIN_CHARS:
+            if headed and not p.before and (len(sent) < T.MIN_CHARS or _REFERS_BACK.match(sent)):
                 return under(), True
             return sent, True
         if headed and holds(self.wants, plain_heading(p.heading), self.query):
             return under(), True
+        if headed and not p.before and _REFERS_BACK.match(sent):
+            return under(), False  # "GIT_EDITOR: This environment variable overrides $EDITOR."
         return sent, False
+
+
+# A sentence that opens what a heading names and refers back to it: the heading is its subject.
+_REFERS_BACK = re.compile(r"(?:This|These|It|Its|They|Their)\b")
 
 
 def _fact(
