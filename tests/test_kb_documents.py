@@ -248,6 +248,19 @@ def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):
     assert "Maximum number of columns" in paras  # a sub-heading set in bold stays one
 
 
+def test_a_power_written_with_a_superscript_reads_as_a_power_not_as_a_bigger_figure(tmp_path):
+    page = tmp_path / "limits.html"
+    page.write_text(
+        "<html><head><title>Limits</title></head><body><h1>Limits</h1><p>A value of any type the spooler "
+        "stores is limited to 1 GB (2<sup>30</sup> - 1 bytes), and a queue holds at most 2<sup>32</sup> jobs; "
+        "see the notes<sup>1</sup> on both limits, which were raised in the second release.</p></body></html>",
+        encoding="utf-8",
+    )
+    text = readers.read_document(page)[1]
+    assert "1 GB (2^30 - 1 bytes)" in text and "at most 2^32 jobs" in text
+    assert "see the notes1 on both" in text  # a footnote's mark after a word is not a power
+
+
 def test_html_title_is_the_pages_own_part_and_its_pre_is_code(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "frobnicate.html")[0] == 0
     hit = search(capsys, data_dir, "maximum number of retries")[0]

@@ -19,6 +19,9 @@ it does). Without an ``<h1>`` the extractor's title stands. An ``<h1>``
 that matches the site's part of the titles (`site_parts`) is the site's name shown above every page,
 not the page's heading: it neither chooses the title nor is put back in the text.
 
+A power written with a superscript after a digit reads "2^32" (the text of "2<sup>32</sup>" is
+the figure 232 otherwise).
+
 A heading's text is read without its permalink ("fs.rm(path)#", the "#" a link to the heading
 itself), as the extractor reads it; with the mark the two would not match and the heading would be
 read as a paragraph.
@@ -35,6 +38,8 @@ _TITLE_SEPARATORS = re.compile(r"\s+(?:[—–|·»:-]|::)\s+|:\s+")
 _TITLE_TAG = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 _ANCHOR_MARKS = str.maketrans("", "", "¶§\u00b6\U0001f517")
+# A power written with a superscript after a digit, "2<sup>32</sup>": read "2^32", not the figure "232".
+_POWER = re.compile(rb"(\d)(<sup\b[^>]*>)", re.I)
 # The classes of a boxed aside (DocBook's <div class="note"><h3>Note</h3>, a Sphinx admonition,
 # AsciiDoc's <div class="admonitionblock"><table>: an icon cell "Note" beside the text): its title
 # heads the box, not a section, so the text after the box stays under the section it was in; and a
@@ -175,6 +180,7 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
     """(title, text in the structured readers' form) of an HTML document."""
     from ..web.extract import extract
 
+    data = _POWER.sub(rb"\1^\2", data)
     ex = extract(data, url=url, document=True)
     title_tag, h1, headings, pres, rows, asides, items = _page_parts(data)
     out: list[str] = []
