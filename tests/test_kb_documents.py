@@ -60,6 +60,13 @@ def all_text(data_dir: Path, name: str) -> str:
     return "\n\n".join(h.text for h in hits)
 
 
+def html_paragraphs(tmp_path: Path, title: str, body: str) -> list[str]:
+    """The paragraphs Sleuth reads from an HTML page titled `title` whose <body> is `body`."""
+    page = tmp_path / "page.html"
+    page.write_text(f"<html><head><title>{title}</title></head><body>{body}</body></html>", encoding="utf-8")
+    return readers.read_document(page)[1].split("\n\n")
+
+
 def test_markdown_front_matter_is_the_title_and_never_text(capsys, data_dir):
     assert ingest(capsys, data_dir, DOCS / "kettle-guide.md")[0] == 0
     hit = search(capsys, data_dir, "default brewing temperature")[0]
@@ -210,9 +217,10 @@ def test_an_asciidoc_note_laid_out_as_a_table_reads_as_a_note_not_a_table_row(tm
 
 def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_path):
     # a short term between short definitions is what they are about, not a stray line of the layout
-    page = tmp_path / "gizmo-var.html"
-    page.write_text(
-        "<html><head><title>gizmo-var(1)</title></head><body><div class='sect1'><h2>VARIABLES</h2><dl>"
+    paras = html_paragraphs(
+        tmp_path,
+        "gizmo-var(1)",
+        "<div class='sect1'><h2>VARIABLES</h2><dl>"
         "<dt>GIZMO_EDITOR</dt><dd><p>Text editor for use by gizmo commands. The value is meant to be interpreted "
         "by the shell when it is used; the order of preference is the environment variable, then the "
         "configuration, then the default chosen at build time.</p></dd>"
@@ -220,10 +228,8 @@ def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_p
         "by the shell; the order of preference is the environment variable, then the configuration, then the "
         "pager chosen at build time.</p></dd>"
         "<dt>GIZMO_DEFAULT_BRANCH</dt><dd><p>The name of the first branch of a new repository.</p></dd>"
-        "</dl></div></body></html>",
-        encoding="utf-8",
+        "</dl></div>",
     )
-    paras = readers.read_document(page)[1].split("\n\n")
     for term in ("GIZMO_EDITOR", "GIZMO_PAGER", "GIZMO_DEFAULT_BRANCH"):
         assert term in paras
     assert paras.index("GIZMO_DEFAULT_BRANCH") + 1 == paras.index("The name of the first branch of a new repository.")
@@ -231,32 +237,32 @@ def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_p
 
 def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):
     # a short item is not a heading-like line the text after the list would sit under
-    page = tmp_path / "limits.html"
-    page.write_text(
-        "<html><head><title>Limits</title></head><body><div class='sect1'><h2>Limits</h2>"
+    paras = html_paragraphs(
+        tmp_path,
+        "Limits",
+        "<div class='sect1'><h2>Limits</h2>"
         "<p>The spooler was written with few fixed limits; the ones it has are listed here, each with what it "
         "bounds and how it can be changed when the spooler is built from its sources.</p>"
         "<p><b>Maximum number of columns</b></p><p>The column limit of the spooler's job table bounds:</p>"
         "<ul><li>The number of columns in a job record</li><li><p>The number of fields in a printer entry</p></li></ul>"
         "<p>The default setting of the column limit is 2000 and it can be raised at build time to 32767.</p>"
-        "</div></body></html>",
-        encoding="utf-8",
+        "</div>",
     )
-    paras = readers.read_document(page)[1].split("\n\n")
     assert "- The number of columns in a job record" in paras
     assert "- The number of fields in a printer entry" in paras
     assert "Maximum number of columns" in paras  # a sub-heading set in bold stays one
 
 
 def test_a_power_written_with_a_superscript_reads_as_a_power_not_as_a_bigger_figure(tmp_path):
-    page = tmp_path / "limits.html"
-    page.write_text(
-        "<html><head><title>Limits</title></head><body><h1>Limits</h1><p>A value of any type the spooler "
-        "stores is limited to 1 GB (2<sup>30</sup> - 1 bytes), and a queue holds at most 2<sup>32</sup> jobs; "
-        "see the notes<sup>1</sup> on both limits, which were raised in the second release.</p></body></html>",
-        encoding="utf-8",
+    text = "\n\n".join(
+        html_paragraphs(
+            tmp_path,
+            "Limits",
+            "<h1>Limits</h1><p>A value of any type the spooler stores is limited to 1 GB (2<sup>30</sup> - 1 bytes), "
+            "and a queue holds at most 2<sup>32</sup> jobs; see the notes<sup>1</sup> on both limits, which were "
+            "raised in the second release.</p>",
+        )
     )
-    text = readers.read_document(page)[1]
     assert "1 GB (2^30 - 1 bytes)" in text and "at most 2^32 jobs" in text
     assert "see the notes1 on both" in text  # a footnote's mark after a word is not a power
 
