@@ -637,3 +637,14 @@ def test_a_sentence_that_refers_back_to_the_term_above_it_is_quoted_with_that_te
     }
     data = ask(cli, tmp_path, docs, "Which variable overrides the editor setting of the spooler?")
     assert "GIZMO_EDITOR: This variable overrides the editor setting" in data["answer"]
+
+
+def test_a_line_that_introduces_a_table_is_not_quoted_with_the_table_markup(cli, tmp_path):
+    docs = {
+        "limits.md": "# Limits\n\nThe spooler was built with few limits, and those it has can be raised when it is "
+        "built.\n\nThe spooler's queue limits are the following:\n\n| limit | value |\n| --- | --- |\n"
+        "| waiting jobs per printer | 20 |\n| printers per spooler | 64 |\n",
+    }
+    data = ask(cli, tmp_path, docs, "What are the spooler's queue limits?")
+    assert "The spooler's queue limits are the following:" in data["answer"]
+    assert "|" not in data["answer"]

@@ -475,7 +475,8 @@ class _Reading:
         under "GIT_EDITOR"), the heading and the line."""
         sent = p.text
         headed = bool(p.heading) and p.heading != sent  # it sits under a heading-like line
-        if p.then and len(sent) + len(p.then) < T.MAX_CHARS:  # "The main differences are:" and the list
+        # "The main differences are:" and the list, when that fits a quote with its heading or sentence before
+        if p.then and len(p.heading) + len(p.before) + len(sent) + len(p.then) + 4 < T.MAX_CHARS:
             sent = f"{sent} {p.then}"
 
         def under() -> str:

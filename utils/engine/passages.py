@@ -286,10 +286,10 @@ def passages(text: str, section: str = "") -> list[Passage]:
 
 def introduced(rest: list[str]) -> str:
     """What a line ending with a colon introduces, as it can be quoted after it: the items of the list
-    that follows (as many as fit), or the sentence that follows; nothing when code follows."""
-    if not rest or rest[0].startswith("```"):
+    that follows (as many as fit), or the sentence that follows; nothing when code or a table follows."""
+    if not rest or rest[0].startswith(("```", "|")):  # code, or a table (a row is never quoted)
         return ""
-    if not _ITEM_MARK.match(rest[0]) or rest[0].startswith("|"):
+    if not _ITEM_MARK.match(rest[0]):
         return split_sentences(rest[0])[0] if not _is_heading(rest[0]) else ""
     items: list[str] = []
     for para in rest:
