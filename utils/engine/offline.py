@@ -344,11 +344,13 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     def within(f: Fact, g: Fact) -> bool:
         return g.source == f.source and len(g.text) > len(f.text) and f.text.rstrip(" .;,") in g.text
 
+    inside: set[int] = set()
     for f in facts:
         for g in facts:
             if within(f, g):
                 ranks[id(g)] = min(ranks[id(g)], ranks[id(f)])
-    facts = sorted((f for f in facts if not any(within(f, g) for g in facts)), key=lambda f: ranks[id(f)])
+                inside.add(id(f))
+    facts = sorted((f for f in facts if id(f) not in inside), key=lambda f: ranks[id(f)])
     full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
     facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
     if not facts:
