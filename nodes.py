@@ -92,6 +92,7 @@ class Decision(SleuthNode):
             "candidate_urls": shared["candidate_urls"],
             "visited_urls": shared["visited_urls"],
             "excluded_sources": shared.get("excluded_sources", []),
+            "sources": shared["sources"],
             "deadline": rt.deadline,
         }
         return {"ctx": ctx, "forced": forced, "first": [] if forced else urls_to_read_first(shared, actions)}

@@ -19,11 +19,11 @@ from ..config import DEFAULT_CONFIDENCE
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import Fact, Source, ToolItem
-from ..text import STOPWORDS, bare_title, content_terms, fold, normalize_query, stem, term_set
+from ..text import bare_title, content_terms, fold, normalize_query, stem, term_set
 from ..urls import normalize_url
 from .base import EngineResult
+from .leads import anchors, question_names, salient_entities
 from .passages import (
-    COMMON_CAPS,
     FEATURES,
     KB_FEATURES,
     asks_for,
@@ -46,10 +46,6 @@ from .verdict import asks_yes_no, verdict
 
 WEB_SEARCH = WEB_SEARCHES
 
-_ENTITY = re.compile(
-    r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
-)
-
 
 def _slug(path: str) -> str:
     path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", unquote(path))
@@ -63,55 +59,6 @@ def _slug_terms(url: str) -> set[str]:
 def _link_title(url: str) -> str:
     """The title a page's address spells in its last part ("/wiki/Sela_Ward" -> "Sela Ward")."""
     return _slug(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]).strip()
-
-
-def question_names(query: str) -> list[str]:
-    """The names a question asks about, in order: "Lighthouse of Alexandria" in "When was the
-    Lighthouse of Alexandria built?", "Scott Derrickson" and "Ed Wood" in "Were Scott Derrickson and
-    Ed Wood of the same nationality?" (a capitalised question word is not part of a name)."""
-    out: list[str] = []
-    for m in _ENTITY.finditer(query):
-        for part in re.split(r"\s+and\s+", m.group(0).strip(" .'’-")):
-            words = part.split()
-            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in COMMON_CAPS):
-                words.pop(0)
-            name = " ".join(words)
-            if name and content_terms(name) and name not in out:
-                out.append(name)
-    return out
-
-
-def salient_entities(facts: list[Fact], query_terms: set[str], limit: int = 3, top: int = 6) -> list[str]:
-    """Names in the most question-relevant facts that the question does not mention, best first."""
-    scores: dict[str, float] = {}
-    best = sorted(facts, key=lambda f: (-(f.qcov or 0.0), -f.score))[:top]
-    for f in best:
-        weight = f.score if f.qcov is None else f.qcov
-        for m in _ENTITY.finditer(f.text):
-            ent = m.group(0).strip(" .'’-")
-            toks = content_terms(ent)
-            if not toks or fold(ent) in COMMON_CAPS:
-                continue
-            if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
-                continue
-            words = len(ent.split())
-            # A name right after or before a word of the question fills the slot the question asks
-            # about ("played by actress Sela Ward" for "the actress who plays ...").
-            near = term_set(" ".join(f.text[: m.start()].split()[-T.NEAR_WORDS :]))
-            near |= term_set(" ".join(f.text[m.end() :].split()[: T.NEAR_WORDS]))
-            slot = 1.0 + T.NEAR_BONUS * len((near & query_terms) - term_set(ent))
-            # max, not sum: a generic word found in many facts ("American") must not beat a name
-            size = 0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)
-            scores[ent] = max(scores.get(ent, 0.0), weight * size * slot)
-    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    out: list[str] = []
-    for ent, _ in ranked:
-        if any(fold(ent) in fold(o) for o in out):
-            continue
-        out.append(ent)
-        if len(out) == limit:
-            break
-    return out
 
 
 class OfflineEngine(BaseEngine):
@@ -155,7 +102,8 @@ class OfflineEngine(BaseEngine):
                     break  # one web engine per query; the search tool itself falls back to the other
 
         facts = [f for f in ctx.get("facts", []) if f.source not in set(ctx.get("excluded_sources", []))]
-        entities = salient_entities(facts, qterms)
+        named = anchors(query, ctx.get("sources", []), question_weights(query))
+        entities = salient_entities(facts, qterms, named=named)
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
         if CRAWL in actions:
@@ -217,7 +165,9 @@ class OfflineEngine(BaseEngine):
             # The KB ranked whole chunks against the question: its best chunks more likely hold the answer.
             prior = T.RANK_PRIOR / (1 + kb_rank) if it.form == "kb" and not it.linked else 0.0
             kb_rank += it.form == "kb"
-            for score, qcov, sent, sem in cands[: T.MAX_FACTS_PER_ITEM]:
+            # A page the question names is its first hop: its sentences name the second.
+            first_hop = bool(named_in(query, {0: title_phrase(it.title)}, weights))
+            for score, qcov, sent, sem in cands[: T.MAX_FACTS_PER_ITEM + T.NAMED_EXTRA_FACTS * first_hop]:
                 known.add(fold(sent))
                 new_facts.append(_fact(it, sent, score + prior, qcov, prior, follow_up, sem))
             if lead and it.source not in unread_leads:
@@ -234,7 +184,8 @@ class OfflineEngine(BaseEngine):
         conf = self._confidence(all_facts, weights, query, ctx.get("sources", []), ctx.get("term_idf"))
         if all(f.form == "snippet" for f in all_facts):  # search snippets alone settle nothing
             conf = min(conf, T.SNIPPETS_ONLY_CAP)
-        new_urls = _next_urls(ctx.get("items", []), all_facts, set(weights))
+        named = anchors(query, ctx.get("sources", []), weights)  # the sources the question names
+        new_urls = _next_urls(ctx.get("items", []), all_facts, set(weights), named)
         # Pages found but not read (while reading is possible): search results by their titles, links
         # (this step's too) by the title their address spells.
         unread = ctx.get("unread_titles", [])
@@ -242,12 +193,12 @@ class OfflineEngine(BaseEngine):
             read_before = set(ctx.get("visited_urls", []))
             links = [u for u in new_urls if normalize_url(u) not in read_before]
             unread = unread + [_link_title(u) for u in ctx["unread_urls"] + links]
-        if _unread_bridge(all_facts, set(weights), unread):
+        if _unread_bridge(all_facts, set(weights), unread, named):
             conf = min(conf, T.UNREAD_BRIDGE_CAP)
         if _unnamed(query, all_facts, ctx.get("sources", [])):
             conf = min(conf, T.UNKNOWN_NAME_CAP)
         sources = {f.source for f in new_facts}
-        ents = salient_entities(all_facts, set(weights))
+        ents = salient_entities(all_facts, set(weights), named=named)
         suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
         data = {
             "extracted_info": [_finding(f) for f in new_facts],
@@ -568,20 +519,20 @@ def _keep(new_facts: list[Fact]) -> list[Fact]:
     return sorted(firsts + rest[: max(0, T.MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f.score)
 
 
-def _unread_bridge(facts: list[Fact], qterms: set[str], unread_titles: list[str]) -> bool:
+def _unread_bridge(facts: list[Fact], qterms: set[str], unread_titles: list[str], named: set[int]) -> bool:
     """Whether the best facts name something (a name the question does not) whose page was found but
     not read: the second hop of a two-hop question is on that page."""
     unread = {title_phrase(t) for t in unread_titles} - {""}
-    for ent in salient_entities(facts, qterms, limit=T.BRIDGE_NAMES):
+    for ent in salient_entities(facts, qterms, limit=T.BRIDGE_NAMES, named=named):
         p = phrase(ent)
         if len(p.split()) >= 2 and any(p == u or (len(u.split()) > 1 and u in p) for u in unread):
             return True
     return False
 
 
-def _next_urls(items: list[ToolItem], facts: list[Fact], qterms: set[str]) -> list[str]:
+def _next_urls(items: list[ToolItem], facts: list[Fact], qterms: set[str], named: set[int]) -> list[str]:
     """Pages worth reading next: search results and links, by the question's and the leads' words."""
-    ents = salient_entities(facts, qterms)
+    ents = salient_entities(facts, qterms, named=named)
     ent_terms = set().union(*(term_set(e) for e in ents))
     urls: list[tuple[float, str]] = []
     for it in items:

@@ -19,12 +19,14 @@ class OfflineTuning:
     HEADING_MAX_WORDS: int = 12  # a short line without final punctuation heads what follows it
     BLOCK_PARAGRAPHS: int = 8  # what a heading-like line frames: an entry's description, not a chapter
     MAX_FACTS_PER_ITEM: int = 3  # one chunk or page rarely holds more than three answering sentences
+    NAMED_EXTRA_FACTS: int = 2  # ...and a document the question names, two more
     MAX_FACTS_PER_STEP: int = 16  # bounds the facts the report and the loop reason over
     MIN_CRAWL_SCORE: float = 1.0  # a page is read when its title or snippet shares a question word or a lead's
     MAX_CRAWL_PER_STEP: int = 5  # pages read at once: enough for a bridge, few enough to stay on topic
     MIN_SCORE: float = 0.25  # a sentence covering less of the question is not kept as a fact
     NEAR_WORDS: int = 3  # a name within 3 words of a question word...
     NEAR_BONUS: float = 0.5  # ...counts 1.5 times per such word as a lead to follow
+    KIN_PREFIX: int = 5  # word stems this long, one starting the other, are of one root ("direct", "director")
     BRIDGE_FROM: int = 3  # the best facts whose named documents keep their opening sentence
 
     # --- weighing the question's words

@@ -1,0 +1,69 @@
+"""Leads to follow: after reading, the research looks up the name that leads to the answer (the second
+hop of a two-hop question), not a name on a page that merely shares more of the question's words,
+and never a fragment of text taken for a name."""
+
+from __future__ import annotations
+
+from sleuth.utils.engine.offline import OfflineEngine, salient_entities
+from sleuth.utils.research.loopdata import Fact, Source, ToolItem
+from sleuth.utils.text import term_set
+
+QUESTION = "In what year was the director of the film Harbour Lights born?"
+FILM = "\n\n".join(
+    [
+        "Harbour Lights is a 2014 drama film about a lighthouse keeper on a northern island.",
+        "Harbour Lights was the first film shot on the island, in the winter of that year.",
+        "The film Harbour Lights was born of a short story the island's lighthouse keeper wrote.",
+        "Harbour Lights won the festival's prize for the best film of the year.",
+        "Harbour Lights was written and directed by Mara Quist, with music by Leo Brandt.",
+    ]
+)
+OTHER = (
+    "Great Eastern Pictures, the film company whose director was born in Oslo, distributed the film in 2015. "
+    "Critics praised the film that year."
+)
+
+
+def test_the_follow_up_looks_up_the_name_the_page_the_question_names_gives():
+    # the film's page names its director in its fifth-best sentence; another page shares more of the
+    # question's words ("director was born") around another name: the next search is for the director
+    pages = [
+        ToolItem("http://127.0.0.1:9/wiki/Harbour_Lights_film", "Harbour Lights (film)", FILM, "page", lead=True),
+        ToolItem("http://127.0.0.1:9/wiki/Elm_Bay_news", "Elm Bay news", OTHER, "page", lead=True),
+    ]
+    sources = [Source(n, it.title, it.url) for n, it in enumerate(pages, 1)]
+    for n, it in enumerate(pages, 1):
+        it.source = n
+    engine = OfflineEngine()
+    read = {"query": QUESTION, "action": "crawl_url", "items": pages, "facts": [], "sources": sources}
+    found = engine.analyze(read).data["extracted_info"]
+    facts = [Fact(d["fact"], d["source"], d["score"], qcov=d["qcov"], form=d["form"]) for d in found]
+    assert any("directed by Mara Quist" in f.text for f in facts)
+    searched = [{"action": "search_duckduckgo", "query_or_url": QUESTION, "ok": True}]
+    ctx = {
+        "query": QUESTION,
+        "actions": ["search_duckduckgo", "send_to_hitl"],
+        "history": searched,
+        "facts": facts,
+        "candidate_urls": [],
+        "visited_urls": [it.url for it in pages],
+        "sources": sources,
+    }
+    got = engine.decide(ctx).data
+    assert got["next_action"] == "search_duckduckgo"
+    assert got["query_or_url"].startswith("Mara Quist")
+
+
+def test_a_lead_is_a_whole_name_not_a_run_of_capitalised_words():
+    question = "Which hotel was the album by Bill Cosby recorded in?"
+    facts = [
+        Fact("The Jam Sessions is an album by Quincy Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
+        Fact("The album came out on December 1, 1969 in Lincolnshire, England. It sold well.", 2, 1.0, qcov=0.6),
+        Fact("Since 2006, the tapes have been kept by Mercury Records.", 3, 1.0, qcov=0.5),
+        Fact("The album was recorded at the hotel of Hajime Kinda", 4, 1.0, qcov=0.6, form="snippet"),
+    ]
+    leads = salient_entities(facts, term_set(question), limit=10)
+    assert "Quincy Jones" in leads and "Mercury Records" in leads
+    # not two names joined by "and", a date, two sentences, a sentence's first word, or a name cut short
+    assert not [lead for lead in leads if "Cosby" in lead or "December" in lead or "." in lead or "Since" in lead]
+    assert not [lead for lead in leads if lead.startswith("Hajime")]

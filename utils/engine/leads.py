@@ -1,0 +1,123 @@
+"""Names to follow: the names a question asks about, and the names in what was read that may lead to
+its answer (the bridge of a two-hop question) — the decision's follow-up searches and the pages it
+reads next (offline.py)."""
+
+from __future__ import annotations
+
+import re
+
+from ..research.loopdata import Fact, Source
+from ..text import STOPWORDS, content_terms, fold, stem, term_set
+from .passages import COMMON_CAPS
+from .select import named_in, title_phrase
+from .tuning import OFFLINE as T
+
+_ENTITY = re.compile(
+    r"\b[A-Z][\w'’.\-]*(?:\s+(?:(?:of|the|and|de|da|du|von|van|der|del|la|le|y)\s+)?[A-Z0-9][\w'’.\-]*)*"
+)
+
+
+def question_names(query: str) -> list[str]:
+    """The names a question asks about, in order: "Lighthouse of Alexandria" in "When was the
+    Lighthouse of Alexandria built?", "Scott Derrickson" and "Ed Wood" in "Were Scott Derrickson and
+    Ed Wood of the same nationality?" (a capitalised question word is not part of a name)."""
+    out: list[str] = []
+    for m in _ENTITY.finditer(query):
+        for part in re.split(r"\s+and\s+", m.group(0).strip(" .'’-")):
+            words = part.split()
+            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in COMMON_CAPS):
+                words.pop(0)
+            name = " ".join(words)
+            if name and content_terms(name) and name not in out:
+                out.append(name)
+    return out
+
+
+# Capitalised at a sentence's start, not as part of the name that follows ("Since 2006, ..."); an
+# article stays: "The Conversation" is a name, "Conversation" a word.
+_OPENERS = frozenset("since following according despite upon today".split())
+_LEADING = (COMMON_CAPS | STOPWORDS | _OPENERS) - {"the", "a", "an"}
+
+
+def _names(text: str, cut: bool = False):
+    """(name, start, end) for each capitalised name in a sentence: a run of capitalised words split where
+    a sentence ends inside it ("England. It"), at "and" between names of two words or more ("Quincy Jones
+    and Bill Cosby", not "Procter and Gamble") and after a possessive ("Cosby's 1976"), without a
+    leading capitalised common word ("In", "Since") or number; a date ("December 1") is not a name,
+    nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut)."""
+    cut = cut and not re.search(r"[.!?\"”)]$", text.rstrip())
+    for m in _ENTITY.finditer(text):
+        for part in _name_parts(m.group(0)):
+            words = part.split()
+            while words and (fold(words[0].strip(".")) in _LEADING or words[0].isdigit()):
+                words.pop(0)
+            name = re.sub(r"['’]s?$", "", " ".join(words)).strip(" .'’-")
+            if not name or all(fold(w) in COMMON_CAPS or w.isdigit() for w in name.split()):
+                continue
+            start = text.index(name, m.start())
+            end = start + len(name)
+            if cut and end >= len(text.rstrip(" .'’-")):
+                continue
+            yield name, start, end
+
+
+def _name_parts(run: str) -> list[str]:
+    out = []
+    for piece in re.split(r"(?<=[a-z]{2})\.\s+|(?<=['’]s)\s+", run):
+        sides = re.split(r"\s+and\s+", piece)
+        out += sides if all(len(x.split()) > 1 for x in sides) else [piece]
+    return out
+
+
+def _kin(term: str, terms: set[str]) -> bool:
+    """Whether a word stem is among `terms`, or one of them starts with it or it with one ("direct" in
+    "directed by" for "the director"): words of one root the stemmer leaves apart."""
+    return term in terms or any(
+        min(len(term), len(t)) >= T.KIN_PREFIX and (t.startswith(term) or term.startswith(t)) for t in terms
+    )
+
+
+def anchors(query: str, sources: list[Source], weights: dict[str, float]) -> set[int]:
+    """The sources the question names (their title is in it): the first hop of a two-hop question,
+    whose sentences name the second ("directed by Adriana Trigiani" on the page of the film asked about)."""
+    return named_in(query, {s.n: title_phrase(s.title) for s in sources if s.title}, weights)
+
+
+def salient_entities(
+    facts: list[Fact], query_terms: set[str], limit: int = 3, top: int = 6, named: set[int] = frozenset()
+) -> list[str]:
+    """Names in the most question-relevant facts that the question does not mention, best first; a
+    fact of a source the question names (`named`: anchors()) counts as one of the most relevant."""
+    scores: dict[str, float] = {}
+    by_cover = sorted(facts, key=lambda f: (-(f.qcov or 0.0), -f.score))
+    # a sentence read twice (a search snippet, then its page) is one fact, not two of the best
+    by_cover = list({fold(f.text): f for f in by_cover[::-1]}.values())[::-1]
+    most = by_cover[0].qcov or 0.0 if by_cover else 0.0
+    for i, f in enumerate(by_cover):
+        if i >= top and f.source not in named:
+            continue
+        weight = f.score if f.qcov is None else f.qcov
+        if f.source in named:
+            weight = max(weight, most)
+        for ent, start, end in _names(f.text, cut=f.form == "snippet"):
+            toks = content_terms(ent)
+            if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
+                continue
+            words = len(ent.split())
+            # A name right after or before a word of the question fills the slot the question asks
+            # about ("played by actress Sela Ward" for "the actress who plays ...").
+            near = term_set(" ".join(f.text[:start].split()[-T.NEAR_WORDS :]))
+            near |= term_set(" ".join(f.text[end:].split()[: T.NEAR_WORDS]))
+            slot = 1.0 + T.NEAR_BONUS * len({t for t in query_terms - term_set(ent) if _kin(t, near)})
+            # max, not sum: a generic word found in many facts ("American") must not beat a name
+            size = 0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)
+            scores[ent] = max(scores.get(ent, 0.0), weight * size * slot)
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    out: list[str] = []
+    for ent, _ in ranked:
+        if any(fold(ent) in fold(o) for o in out):
+            continue
+        out.append(ent)
+        if len(out) == limit:
+            break
+    return out
