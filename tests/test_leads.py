@@ -1,6 +1,6 @@
 """Leads to follow: after reading, the research looks up the name that leads to the answer (the second
 hop of a two-hop question), not a name on a page that merely shares more of the question's words,
-and never a fragment of text taken for a name."""
+and never a fragment of text taken for a name; the answer cites the document that lead goes to."""
 
 from __future__ import annotations
 
@@ -67,3 +67,36 @@ def test_a_lead_is_a_whole_name_not_a_run_of_capitalised_words():
     # not two names joined by "and", a date, two sentences, a sentence's first word, or a name cut short
     assert not [lead for lead in leads if "Cosby" in lead or "December" in lead or "." in lead or "Since" in lead]
     assert not [lead for lead in leads if lead.startswith("Hajime")]
+
+
+def test_the_answer_cites_the_document_named_by_the_sentence_that_answers_not_by_any_sentence():
+    # the remote's page names the program it was designed for in the sentence that answers the first
+    # half of the question, and a newer remote in a sentence that does not: the program's page, which
+    # says what else controls it, is the second half of the answer
+    question = (
+        "Aside from the Harbour Remote, what other device can control the program "
+        "the Harbour Remote was first designed to work with?"
+    )
+    remote = (
+        "The Harbour Remote is a remote control device sold by Harbour Inc. for use with its desktop computers.\n\n"
+        "The device was first designed to work with the Tidewater media program on early Harbour desktops.\n\n"
+        "It has since been replaced by the Quay Remote."
+    )
+    program = (
+        "Tidewater is a media program for Harbour desktops. "
+        "It is controlled by a Harbour Remote or the keyboard's function keys."
+    )
+    newer = "The Quay Remote is a remote control device that can control every program on the newer Harbour desktops."
+    docs = [("harbour-remote.md", "Harbour Remote", remote), ("tidewater.md", "Tidewater (software)", program)]
+    docs.append(("quay-remote.md", "Quay Remote", newer))
+    items = [
+        ToolItem(f"/docs/{name}", title, text, "kb", lead=True, source=n)
+        for n, (name, title, text) in enumerate(docs, 1)
+    ]
+    sources = [Source(it.source, it.title, it.url, kind="internal", excerpt=it.text) for it in items]
+    engine = OfflineEngine()
+    read = {"query": question, "action": "search_kb", "query_or_url": question, "items": items, "facts": []}
+    found = engine.analyze({**read, "sources": sources}).data["extracted_info"]
+    facts = [Fact(d["fact"], d["source"], d["score"], qcov=d["qcov"], form=d["form"]) for d in found]
+    answer = engine.report({"query": question, "facts": facts, "sources": sources, "confidence": 0.8}).data
+    assert "keyboard's function keys. [2]" in answer

@@ -24,6 +24,7 @@ from .tuning import OFFLINE as T
 MAX_FACTS = 4
 FIRST_CANDIDATES = 8  # facts considered for the first half of the pair
 LINK_BONUS = 0.4
+READ_LINK = 1.0  # named only in text read but not kept as a fact: how well that answers is not known
 NAMED_BONUS = 0.2
 TYPE_BONUS = 0.15
 
@@ -125,10 +126,19 @@ def choose(
         (film)"): on a tie, the pair about the main thing wins."""
         return f.source in plain
 
-    def link(a: Fact, b: Fact) -> bool:
-        return (b.source not in named and b.source in linked[a.source]) or (
-            a.source not in named and a.source in linked[b.source]
-        )
+    # How strongly one document leads to another: as much as the best of its facts naming the other
+    # answers the question, relative to the best fact ("designed to interact with the Front Row media
+    # program", not "it has been replaced with the Siri Remote"); named only elsewhere in it, READ_LINK.
+    top = max(f.qcov or 0.0 for f in facts) or 1.0
+    says: dict[tuple[int, int], float] = {}
+    for f in facts:
+        for n in mentions(f.text, names, own=f.source):
+            says[f.source, n] = max(says.get((f.source, n), 0.0), (f.qcov or 0.0) / top)
+
+    def link(a: Fact, b: Fact) -> float:
+        ab = b.source not in named and b.source in linked[a.source]
+        ba = a.source not in named and a.source in linked[b.source]
+        return max(ab * says.get((a.source, b.source), READ_LINK), ba * says.get((b.source, a.source), READ_LINK))
 
     best, pair = -1.0, [facts[0]]
     for i, a in enumerate(facts[: 1 if lead else FIRST_CANDIDATES]):
