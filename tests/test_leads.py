@@ -57,7 +57,7 @@ def test_the_follow_up_looks_up_the_name_the_page_the_question_names_gives():
 def test_a_lead_is_a_whole_name_not_a_run_of_capitalised_words():
     question = "Which hotel was the album by Bill Cosby recorded in?"
     facts = [
-        Fact("The Jam Sessions is an album by Quincy Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
+        Fact("The Jam Sessions is an album by Quincy\n  Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
         Fact("The album came out on December 1, 1969 in Lincolnshire, England. It sold well.", 2, 1.0, qcov=0.6),
         Fact("Since 2006, the tapes have been kept by Mercury Records.", 3, 1.0, qcov=0.5),
         Fact("The album was recorded at the hotel of Hajime Kinda", 4, 1.0, qcov=0.6, form="snippet"),

@@ -40,12 +40,14 @@ _LEADING = (COMMON_CAPS | STOPWORDS | _OPENERS) - {"the", "a", "an"}
 
 
 def _names(text: str, cut: bool = False):
-    """(name, start, end) for each capitalised name in a sentence: a run of capitalised words split where
-    a sentence ends inside it ("England. It"), at "and" between names of two words or more ("Quincy Jones
-    and Bill Cosby", not "Procter and Gamble") and after a possessive ("Cosby's 1976"), without a
-    leading capitalised common word ("In", "Since") or number; a date ("December 1") is not a name,
-    nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut)."""
-    cut = cut and not re.search(r"[.!?\"”)]$", text.rstrip())
+    """(name, start, end) for each capitalised name in a sentence (positions in `text` with its spaces
+    made single): a run of capitalised words split where a sentence ends inside it ("England. It"), at
+    "and" between names of two words or more ("Quincy Jones and Bill Cosby", not "Procter and Gamble")
+    and after a possessive ("Cosby's 1976"), without a leading capitalised common word ("In", "Since")
+    or number; a date ("December 1") is not a name, nor one at the end of a text cut short (`cut`: a
+    search snippet's last word may be cut)."""
+    text = " ".join(text.split())  # positions are in the text with its spaces made single
+    cut = cut and not re.search(r"[.!?\"”)]$", text)
     for m in _ENTITY.finditer(text):
         for part in _name_parts(m.group(0)):
             words = part.split()
@@ -99,15 +101,16 @@ def salient_entities(
         weight = f.score if f.qcov is None else f.qcov
         if f.source in named:
             weight = max(weight, most)
-        for ent, start, end in _names(f.text, cut=f.form == "snippet"):
+        text = " ".join(f.text.split())  # as _names reads it
+        for ent, start, end in _names(text, cut=f.form == "snippet"):
             toks = content_terms(ent)
             if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
                 continue
             words = len(ent.split())
             # A name right after or before a word of the question fills the slot the question asks
             # about ("played by actress Sela Ward" for "the actress who plays ...").
-            near = term_set(" ".join(f.text[:start].split()[-T.NEAR_WORDS :]))
-            near |= term_set(" ".join(f.text[end:].split()[: T.NEAR_WORDS]))
+            near = term_set(" ".join(text[:start].split()[-T.NEAR_WORDS :]))
+            near |= term_set(" ".join(text[end:].split()[: T.NEAR_WORDS]))
             slot = 1.0 + T.NEAR_BONUS * len({t for t in query_terms - term_set(ent) if _kin(t, near)})
             # max, not sum: a generic word found in many facts ("American") must not beat a name
             size = 0.6 if words == 1 else 1.0 + 0.25 * min(words - 2, 2)
