@@ -60,10 +60,11 @@ def test_a_lead_is_a_whole_name_not_a_run_of_capitalised_words():
         Fact("The Jam Sessions is an album by Quincy\n  Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
         Fact("The album came out on December 1, 1969 in Lincolnshire, England. It sold well.", 2, 1.0, qcov=0.6),
         Fact("Since 2006, the tapes have been kept by Mercury Records.", 3, 1.0, qcov=0.5),
+        Fact("The tapes were sold to Studio 54. In 1981 the hotel closed.", 5, 1.0, qcov=0.5),
         Fact("The album was recorded at the hotel of Hajime Kinda", 4, 1.0, qcov=0.6, form="snippet"),
     ]
     leads = salient_entities(facts, term_set(question), limit=10)
-    assert "Quincy Jones" in leads and "Mercury Records" in leads
+    assert "Quincy Jones" in leads and "Mercury Records" in leads and "Studio 54" in leads
     # not two names joined by "and", a date, two sentences, a sentence's first word, or a name cut short
     assert not [lead for lead in leads if "Cosby" in lead or "December" in lead or "." in lead or "Since" in lead]
     assert not [lead for lead in leads if lead.startswith("Hajime")]

@@ -41,11 +41,11 @@ _LEADING = (COMMON_CAPS | STOPWORDS | _OPENERS) - {"the", "a", "an"}
 
 def _names(text: str, cut: bool = False):
     """(name, start, end) for each capitalised name in a sentence (positions in `text` with its spaces
-    made single): a run of capitalised words split where a sentence ends inside it ("England. It"), at
-    "and" between names of two words or more ("Quincy Jones and Bill Cosby", not "Procter and Gamble")
-    and after a possessive ("Cosby's 1976"), without a leading capitalised common word ("In", "Since")
-    or number; a date ("December 1") is not a name, nor one at the end of a text cut short (`cut`: a
-    search snippet's last word may be cut)."""
+    made single): a run of capitalised words split where a sentence ends inside it ("England. It",
+    "Python 2. If"; not "J. Smith" or "St. Louis"), at "and" between names of two words or more
+    ("Quincy Jones and Bill Cosby", not "Procter and Gamble") and after a possessive ("Cosby's 1976"),
+    without a leading capitalised common word ("In", "Since") or number; a date ("December 1") is not
+    a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut)."""
     text = " ".join(text.split())  # positions are in the text with its spaces made single
     cut = cut and not re.search(r"[.!?\"”)]$", text)
     for m in _ENTITY.finditer(text):
@@ -65,7 +65,7 @@ def _names(text: str, cut: bool = False):
 
 def _name_parts(run: str) -> list[str]:
     out = []
-    for piece in re.split(r"(?<=[a-z]{2})\.\s+|(?<=['’]s)\s+", run):
+    for piece in re.split(r"(?:(?<=[a-z]{2})|(?<=\d))\.\s+|(?<=['’]s)\s+", run):
         sides = re.split(r"\s+and\s+", piece)
         out += sides if all(len(x.split()) > 1 for x in sides) else [piece]
     return out
