@@ -94,7 +94,7 @@ def salient_entities(
     by_cover = sorted(facts, key=lambda f: (-(f.qcov or 0.0), -f.score))
     # a sentence read twice (a search snippet, then its page) is one fact, not two of the best
     by_cover = list({fold(f.text): f for f in by_cover[::-1]}.values())[::-1]
-    most = by_cover[0].qcov or 0.0 if by_cover else 0.0
+    most = (by_cover[0].qcov or 0.0) if by_cover else 0.0
     for i, f in enumerate(by_cover):
         if i >= top and f.source not in named:
             continue

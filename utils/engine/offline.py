@@ -102,13 +102,12 @@ class OfflineEngine(BaseEngine):
                     break  # one web engine per query; the search tool itself falls back to the other
 
         facts = [f for f in ctx.get("facts", []) if f.source not in set(ctx.get("excluded_sources", []))]
-        named = anchors(query, ctx.get("sources", []), question_weights(query))
-        entities = salient_entities(facts, qterms, named=named)
+        weights = question_weights(query)
+        entities = salient_entities(facts, qterms, named=anchors(query, ctx.get("sources", []), weights))
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
         if CRAWL in actions:
             visited = set(ctx.get("visited_urls", []))
-            weights = question_weights(query)
             scored = []
             for i, c in enumerate(ctx.get("candidate_urls", [])):
                 if c.get("norm", c["url"]) in visited:
@@ -184,8 +183,10 @@ class OfflineEngine(BaseEngine):
         conf = self._confidence(all_facts, weights, query, ctx.get("sources", []), ctx.get("term_idf"))
         if all(f.form == "snippet" for f in all_facts):  # search snippets alone settle nothing
             conf = min(conf, T.SNIPPETS_ONLY_CAP)
+        # the names to follow, once for the pages to read next, the bridge check and the suggestion
         named = anchors(query, ctx.get("sources", []), weights)  # the sources the question names
-        new_urls = _next_urls(ctx.get("items", []), all_facts, set(weights), named)
+        ents = salient_entities(all_facts, set(weights), limit=max(3, T.BRIDGE_NAMES), named=named)
+        new_urls = _next_urls(ctx.get("items", []), set(weights), ents[:3])
         # Pages found but not read (while reading is possible): search results by their titles, links
         # (this step's too) by the title their address spells.
         unread = ctx.get("unread_titles", [])
@@ -193,12 +194,11 @@ class OfflineEngine(BaseEngine):
             read_before = set(ctx.get("visited_urls", []))
             links = [u for u in new_urls if normalize_url(u) not in read_before]
             unread = unread + [_link_title(u) for u in ctx["unread_urls"] + links]
-        if _unread_bridge(all_facts, set(weights), unread, named):
+        if _unread_bridge(ents[: T.BRIDGE_NAMES], unread):
             conf = min(conf, T.UNREAD_BRIDGE_CAP)
         if _unnamed(query, all_facts, ctx.get("sources", [])):
             conf = min(conf, T.UNKNOWN_NAME_CAP)
         sources = {f.source for f in new_facts}
-        ents = salient_entities(all_facts, set(weights), named=named)
         suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
         data = {
             "extracted_info": [_finding(f) for f in new_facts],
@@ -519,21 +519,20 @@ def _keep(new_facts: list[Fact]) -> list[Fact]:
     return sorted(firsts + rest[: max(0, T.MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f.score)
 
 
-def _unread_bridge(facts: list[Fact], qterms: set[str], unread_titles: list[str], named: set[int]) -> bool:
-    """Whether the best facts name something (a name the question does not) whose page was found but
-    not read: the second hop of a two-hop question is on that page."""
+def _unread_bridge(leads: list[str], unread_titles: list[str]) -> bool:
+    """Whether the best leads (names the best facts bring up that the question does not) name a page
+    found but not read: the second hop of a two-hop question is on that page."""
     unread = {title_phrase(t) for t in unread_titles} - {""}
-    for ent in salient_entities(facts, qterms, limit=T.BRIDGE_NAMES, named=named):
+    for ent in leads:
         p = phrase(ent)
         if len(p.split()) >= 2 and any(p == u or (len(u.split()) > 1 and u in p) for u in unread):
             return True
     return False
 
 
-def _next_urls(items: list[ToolItem], facts: list[Fact], qterms: set[str], named: set[int]) -> list[str]:
+def _next_urls(items: list[ToolItem], qterms: set[str], leads: list[str]) -> list[str]:
     """Pages worth reading next: search results and links, by the question's and the leads' words."""
-    ents = salient_entities(facts, qterms, named=named)
-    ent_terms = set().union(*(term_set(e) for e in ents))
+    ent_terms = set().union(*(term_set(e) for e in leads))
     urls: list[tuple[float, str]] = []
     for it in items:
         if it.form == "snippet" and it.url.startswith("http"):
