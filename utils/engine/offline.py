@@ -37,6 +37,8 @@ from .passages import (
     plain_heading,
     question_parts,
     question_weights,
+    short_forms,
+    with_short_forms,
 )
 from .protocol import BaseEngine
 from .select import about_subject, choose, named_in, phrase, title_phrase
@@ -272,6 +274,16 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     from the same chunk that does; select.choose adds the pair of documents that answers together
     (a two-hop question) and the documents the question names."""
     wants = asks_for(query)
+    # A passage that writes a short form the sources define covers what its long form says
+    # ("Maximum lhs of a mapping" answers "left-hand side" where "{lhs} means left-hand-side").
+    forms = short_forms([f.text for f in facts], weights)
+    if forms:
+        facts = [
+            replace(f, qcov=max(f.qcov or 0.0, coverage(with_short_forms(f.text, term_set(f.text), forms), weights)))
+            if f.qcov is not None
+            else f
+            for f in facts
+        ]
 
     # With the sentence model (semantic.py), closeness in meaning joins the words in the rank, and
     # holding a value of the kind asked for no longer puts a fact first: the model tells better which

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..research.loopdata import Fact
-from ..text import content_terms, fold, paragraphs, split_sentences, stem, term_set, without_marker
+from ..text import STOPWORDS, content_terms, fold, paragraphs, split_sentences, stem, term_set, without_marker
 from .tuning import OFFLINE as T
 
 _CAPS = re.compile(r"\b[A-Z][\w]+")
@@ -200,6 +200,50 @@ def _has_value(text: str, q: str, *kinds: re.Pattern) -> bool:
         if v and v not in q and not _YEAR.fullmatch(v):
             return True
     return False
+
+
+# A short form a document defines: "{lhs} means left-hand-side", "WAL stands for write-ahead log",
+# "Write-Ahead Logging (WAL)". A passage that writes the short form says what the long one does.
+_MEANS = re.compile(
+    r"(?:^|[.:;]\s+)[{<`'\"]?([A-Za-z][\w-]{0,11})[}>`'\"]?\s+"
+    r"(?:means|stands for|is short for|is an abbreviation (?:for|of))\s+"
+    r"(?:the\s+)?[\"'`]?([A-Za-z][\w -]{2,40}?)(?=[\"'`]?(?:[.,;:)]|\s*$))"
+)
+_SPELLED = re.compile(r"\b([A-Za-z][\w-]+(?:\s+[A-Za-z][\w-]+){1,4})\s+\(([A-Z][A-Z0-9]{1,7})s?\)")
+
+
+def short_forms(texts: list[str], weights: dict[str, float]) -> dict[str, set[str]]:
+    """Short forms the texts define whose long form holds words of the question (weights) that the
+    short one does not: folded token -> the long form's terms."""
+    found: dict[str, set[str]] = {}
+    for text in texts:
+        # "{lhs} means ...", "WAL stands for ...": a short form is marked or in capitals ("This means" is not one)
+        pairs = [
+            (m.group(1), m.group(2))
+            for m in _MEANS.finditer(text)
+            if (m.start(1) and text[m.start(1) - 1] in "{<`'\"") or (m.group(1).isupper() and len(m.group(1)) > 1)
+        ]
+        for long, short in _SPELLED.findall(text):
+            words = [w for w in re.split(r"[\s-]+", long) if w]
+            n = len(short)  # "Write-Ahead Logging (WAL)": the last words whose initials spell it
+            if len(words) >= n and "".join(w[0] for w in words[-n:]).lower() == short.lower():
+                pairs.append((short, " ".join(words[-n:])))
+        for short, long in pairs:
+            key = fold(short)
+            terms = term_set(long) - term_set(short)
+            if key not in STOPWORDS and key not in weights and stem(key) not in weights and terms & set(weights):
+                found.setdefault(key, set()).update(terms)
+    return found
+
+
+def with_short_forms(text: str, terms: set[str], forms: dict[str, set[str]]) -> set[str]:
+    """A text's terms with the long forms of the short forms it writes."""
+    if not forms:
+        return terms
+    out = set(terms)
+    for tok in set(re.findall(r"[A-Za-z][\w-]*", text)):
+        out |= forms.get(fold(tok), set())
+    return out
 
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
