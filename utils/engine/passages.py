@@ -123,7 +123,7 @@ _NUMBER = re.compile(
 )
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\[default:", re.I)
 _CODE = re.compile(
-    r"(?:^|\s)--?[a-zA-Z][\w\-]*(?:=\S*)?|\b\w+(?:\.\w+)*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b|"
+    r"(?:^|[\s\"'(])--?[a-zA-Z][\w\-]*(?:=\S*)?|\b\w+(?:\.\w+)*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b|"
     r"(?:^|\s):[a-z]\w*"
 )
 _HEADING_END = re.compile(r"[.!?:;,]$")
