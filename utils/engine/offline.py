@@ -337,11 +337,36 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
         lead = facts[0]
         same = (lead.source, lead.step, lead.prior)
         top += [f for f in facts[1:] if (f.source, f.step, f.prior) == same and holds(wants, f.text, query)][:1]
+    top += [f for f in _part_values(query, facts, top + chosen) if f not in top]
     chosen = (top + [f for f in chosen if f not in top])[: T.MAX_ANSWER_FACTS]
     decided = verdict(query, chosen, facts, sources, weights)
     if decided:  # a yes/no comparison the facts settle: say so first, and state both facts
         chosen += [f for f in decided[1] if f not in chosen]
     return chosen, decided
+
+
+def _part_values(query: str, facts: list[Fact], chosen: list[Fact]) -> list[Fact]:
+    """For a two-part question, the best-ranked fact that holds the kind of value a part asks for and
+    is about that part (its own words, not the other part's), when no fact chosen does: "How do I
+    encrypt a file, and which method does it use unless I change it?" gets the command as well as the
+    default."""
+
+    def answers(f: Fact, kind: str, part: str, own: set[str]) -> bool:
+        return holds(kind, f.text, part) and not own.isdisjoint(term_set(f.text))
+
+    parts = question_parts(query)
+    out: list[Fact] = []
+    for part in parts:
+        kind = asks_for(part)
+        if not kind:
+            continue
+        others = set().union(*(term_set(p) for p in parts if p != part))
+        own = term_set(part) - others
+        if not own:
+            continue
+        if not any(answers(f, kind, part, own) for f in chosen + out):
+            out += [f for f in facts if answers(f, kind, part, own)][:1]
+    return out
 
 
 def _unnamed(query: str, facts: list[Fact], sources: list[Source]) -> list[str]:
