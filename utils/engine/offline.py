@@ -279,7 +279,7 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     forms = short_forms([f.text for f in facts], weights)
     if forms:
         facts = [
-            replace(f, qcov=max(f.qcov or 0.0, coverage(with_short_forms(f.text, term_set(f.text), forms), weights)))
+            replace(f, qcov=max(f.qcov or 0.0, coverage(with_short_forms(f.text, forms), weights)))
             if f.qcov is not None
             else f
             for f in facts

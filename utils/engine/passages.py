@@ -236,11 +236,9 @@ def short_forms(texts: list[str], weights: dict[str, float]) -> dict[str, set[st
     return found
 
 
-def with_short_forms(text: str, terms: set[str], forms: dict[str, set[str]]) -> set[str]:
-    """A text's terms with the long forms of the short forms it writes."""
-    if not forms:
-        return terms
-    out = set(terms)
+def with_short_forms(text: str, forms: dict[str, set[str]]) -> set[str]:
+    """A text's terms with the long forms of the short forms (short_forms) it writes."""
+    out = term_set(text)
     for tok in set(re.findall(r"[A-Za-z][\w-]*", text)):
         out |= forms.get(fold(tok), set())
     return out
