@@ -9,20 +9,20 @@ runtime dependencies given at construction. After every step the session is save
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import replace
 
 from pocketflow import Node
 
 from .utils.deadline import call_within
-from .utils.engine.base import EngineResult
+from .utils.engine.protocol import Answer, EngineContext, EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
-from .utils.research.feedback import engine_text, rejected_sources
-from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
+from .utils.research.feedback import rejected_sources
+from .utils.research.loopdata import Analysis, Choice, Form, PendingStep, StopReason, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.numbering import StreamedNumbers, shown
-from .utils.research.state import add_candidates, add_source, add_usage, keep_fact_text, now_iso, round_iterations
+from .utils.research.state import add_candidates, add_source, add_usage, keep_facts, now_iso
 from .utils.text import valid_text
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
@@ -40,14 +40,6 @@ class SleuthNode(Node):
         action = super()._run(shared)
         self.rt.checkpoint(shared)
         return action
-
-
-def _feedback_texts(shared, current_round_only: bool = False) -> list[str]:
-    """All feedback so far, or only the feedback that started the current round."""
-    fb = shared["feedback_history"]
-    if current_round_only:
-        return [engine_text(fb[-1])] if fb else []
-    return [engine_text(f) for f in fb]
 
 
 class QueryInput(SleuthNode):
@@ -77,24 +69,7 @@ class Decision(SleuthNode):
         rt = self.rt
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
         actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else [HITL]
-        reports = shared["analyzer_reports"]
-        ctx = {
-            "query": shared["original_query"],
-            "actions": actions,
-            "history": shared["research_history"],
-            "facts": shared["extracted_information"],
-            "analyzer": reports[-1] if reports else None,
-            "feedback": _feedback_texts(shared),
-            "round_feedback": _feedback_texts(shared, current_round_only=True),
-            "confidence": shared["confidence_score"],
-            "threshold": s.confidence,
-            "steps_left": s.max_iterations - round_iterations(shared),
-            "candidate_urls": shared["candidate_urls"],
-            "visited_urls": shared["visited_urls"],
-            "excluded_sources": shared.get("excluded_sources", []),
-            "sources": shared["sources"],
-            "deadline": rt.deadline,
-        }
+        ctx = self.rt.context(shared, actions)
         return {"ctx": ctx, "forced": forced, "first": [] if forced else urls_to_read_first(shared, actions)}
 
     def exec(self, prep):
@@ -104,17 +79,17 @@ class Decision(SleuthNode):
             return {"choice": Choice(CRAWL, " ".join(prep["first"]), why), "stop": None, "result": None}
         if forced:
             return {"choice": Choice(HITL, "", forced[1]), "stop": forced, "result": None}
-        if len(ctx["actions"]) == 1:
-            stop = ("no_tools", "no tool is configured or available")
+        if len(ctx.actions) == 1:
+            stop = (StopReason.NO_TOOLS, "no tool is configured or available")
             return {"choice": Choice(HITL, "", "no tool is available"), "stop": stop, "result": None}
         result = self.rt.engine.decide(ctx)
-        choice = remap_decision(result.data, ctx["actions"], ctx["query"])
+        choice = remap_decision(result.data, ctx.actions, ctx.query)
         stop = None
         if choice.action == HITL:
             if choice.remapped_from:
-                stop = ("no_tools", f"{choice.remapped_from} is not available and nothing can replace it")
+                stop = (StopReason.NO_TOOLS, f"{choice.remapped_from} is not available and nothing can replace it")
             else:
-                stop = (result.extra.get("stop_reason", "decided"), choice.reasoning or "engine chose to stop")
+                stop = (result.data.stop_reason or StopReason.DECIDED, choice.reasoning or "engine chose to stop")
         return {"choice": choice, "stop": stop, "result": result}
 
     def post(self, shared, prep, out):
@@ -128,7 +103,7 @@ class Decision(SleuthNode):
         stop = out["stop"]
         left = self.rt.time_left()
         if not stop and left is not None and left <= 0:  # the engine's answer came too late: no new step
-            stop = ("time_limit", "the time limit for this round is spent")
+            stop = (StopReason.TIME_LIMIT, "the time limit for this round is spent")
         if not stop:
             stop = post_decision_check(shared, choice.action, choice.query_or_url)
         if stop:
@@ -218,8 +193,6 @@ class ToolNode(SleuthNode):
         }
         shared["research_history"].append(entry)
         shared["iteration_count"] = pending.step
-        if out.get("term_idf"):  # how rare the query's words are in the KB: the analyzer weighs by it
-            shared["term_idf"] = {**shared.get("term_idf", {}), **out["term_idf"]}
         self.update_urls(shared, out)
         pending.items, pending.tool_used = items, out.get("tool_used")
         self.rt.ui.step_done(entry)
@@ -231,7 +204,7 @@ class ToolNode(SleuthNode):
             (
                 {"url": it.url, "title": it.title, "snippet": it.snippet}
                 for it in out.get("items", [])
-                if it.form == "snippet"
+                if it.form == Form.SNIPPET
             ),
         )
 
@@ -247,7 +220,7 @@ class WebSearch(ToolNode):
                 url=r.url,
                 title=r.title,
                 text=f"{r.title}. {r.snippet}",
-                form="snippet",
+                form=Form.SNIPPET,
                 snippet=r.snippet,
                 tool=r.backend,
             )
@@ -293,7 +266,7 @@ class WebCrawl(ToolNode):
                     url=r.final_url or r.url,
                     title=r.title or r.final_url or r.url,
                     text=r.text,
-                    form="page",
+                    form=Form.PAGE,
                     lead=True,  # the page from its start: its first sentence introduces its subject
                     links=r.links,
                     snippet=r.text[:200],
@@ -362,7 +335,7 @@ class KnowledgeBaseSearch(ToolNode):
                 title=h.title or h.source,
                 section=h.section,  # heading path of the chunk ("Title › Section"), "" if none
                 text=h.text,
-                form="kb",
+                form=Form.KB,
                 tool=self.tool,
                 kb_id=h.id,
                 snippet=h.text[:200],
@@ -378,7 +351,6 @@ class KnowledgeBaseSearch(ToolNode):
             "tool_used": self.tool,
             "error": None if items else "no matching passages",
             "retrieval_confidence": round(max((h.score for h in hits), default=0.0), 3),
-            "term_idf": kb.term_idf(job["query_or_url"]),
         }
 
 
@@ -391,7 +363,8 @@ class WikiSearch(ToolNode):
     def run_tool(self, job):
         pages, problems = self.rt.tools.wiki().search_and_read(job["query_or_url"], k=self.PAGES)
         items = [
-            ToolItem(url=p.url, title=p.title, text=p.text, form="page", lead=True, snippet=p.text[:200]) for p in pages
+            ToolItem(url=p.url, title=p.title, text=p.text, form=Form.PAGE, lead=True, snippet=p.text[:200])
+            for p in pages
         ]
         errors = [{"url": title, "kind": "wiki", "message": why} for title, why in problems]
         return {
@@ -407,64 +380,25 @@ class Analyzer(SleuthNode):
     """Reads the tool output, extracts facts with their sources, scores confidence."""
 
     def prep(self, shared):
-        pending: PendingStep = shared["pending"]
-        crawl = CRAWL in offered_actions(self.rt.settings, self.rt.tools.kb_available)
-        unread = shared["candidate_urls"]
-        return {
-            "query": shared["original_query"],
-            "action": pending.action,
-            "query_or_url": pending.query_or_url,
-            "tool": pending.tool_used,
-            "items": pending.items,
-            "facts": shared["extracted_information"],
-            "feedback": _feedback_texts(shared),
-            "excluded_sources": shared.get("excluded_sources", []),
-            "confidence": shared["confidence_score"],
-            "term_idf": shared.get("term_idf", {}),
-            "sources": shared["sources"],
-            # Pages found but not read yet, while reading is possible: a page about a name the facts
-            # bring up (a bridge) is worth reading before the answer counts as settled.
-            "unread_titles": [c["title"] for c in unread if c.get("title")][:50] if crawl else [],
-            "unread_urls": [c["url"] for c in unread if not c.get("title")][:50] if crawl else None,  # links
-            "visited_urls": shared["visited_urls"],
-            "step": pending.step,
-            "deadline": self.rt.deadline,
-        }
+        return self.rt.context(shared, offered_actions(self.rt.settings, self.rt.tools.kb_available))
 
-    def exec(self, ctx):
-        if not ctx["items"]:
-            data = {
-                "extracted_info": [],
-                "assessment": "The last step returned nothing to analyze.",
-                "confidence_score": ctx["confidence"],
-                "suggestions_for_next_step": [],
-                "new_potential_urls": [],
-                "inconsistencies_found": "",
-            }
-            return EngineResult(data, "none")
+    def exec(self, ctx: EngineContext) -> EngineResult[Analysis]:
+        if not ctx.items:
+            return EngineResult(Analysis([], "The last step returned nothing to analyze.", ctx.confidence), "none")
         return self.rt.engine.analyze(ctx)
 
-    def post(self, shared, ctx, result):
-        analysis = Analysis.from_data(result.data)
+    def post(self, shared, ctx: EngineContext, result: EngineResult[Analysis]):
+        analysis = result.data
         add_usage(shared, result.usage)
-        step = ctx["step"]
+        step = ctx.step.step if ctx.step else shared["iteration_count"]
         if result.fallback:
             shared["llm_fallbacks"].append({"step": step, "phase": "analyzer", "error": result.error})
-        known = {f.text for f in shared["extracted_information"] if f.form != "snippet"}
-        item_text: dict[int, str] = {}
-        for it in ctx["items"]:
-            item_text[it.source] = item_text.get(it.source, "") + "\n" + it.text
-        for f in analysis.extracted_info:
-            if f["fact"] not in known:
-                known.add(f["fact"])
-                keep_fact_text(shared, f["source"], f["fact"], item_text.get(f["source"], ""))
-                extra = {k: f[k] for k in ("qcov", "form", "retrieval", "prior", "follow_up", "sem") if k in f}
-                fact = Fact(f["fact"], f["source"], float(f.get("score", 0.5)), step, **extra)
-                shared["extracted_information"].append(fact)
+        keep_facts(shared, analysis.facts, ctx.items, step)
+        shared["engine_notes"] = {**shared.get("engine_notes", {}), **analysis.notes}
         conf = analysis.confidence_score
         shared["confidence_score"] = conf
         add_candidates(shared, ({"url": u} for u in analysis.new_potential_urls))
-        record = {**asdict(analysis), "step": step, "engine": result.engine, "fallback": result.fallback}
+        record = {**analysis.record(), "step": step, "engine": result.engine, "fallback": result.fallback}
         shared["analyzer_reports"].append(record)
         shared["pending"] = None
         self.rt.ui.analyzed(conf, len(shared["sources"]), len(shared["extracted_information"]), result.fallback)
@@ -475,39 +409,24 @@ class HITLOutput(SleuthNode):
     """Writes the report: the engine's answer, plus journey and sources from the shared store."""
 
     def prep(self, shared):
-        reports = shared["analyzer_reports"]
-        failed = [h for h in shared["research_history"] if not h.get("ok")]
-        why = ""
-        if not shared["research_history"]:
-            why = "No research step could be taken."
-        elif failed and len(failed) == len(shared["research_history"]):
-            why = "Every research step failed (see the journey below)."
-        return {
-            "query": shared["original_query"],
-            "facts": shared["extracted_information"],
-            "sources": shared["sources"],
-            "assessment": reports[-1]["assessment"] if reports else "",
-            "confidence": shared["confidence_score"],
-            "term_idf": shared.get("term_idf", {}),
-            "threshold": self.rt.settings.confidence,
-            "feedback": _feedback_texts(shared),
-            "excluded_sources": shared.get("excluded_sources", []),
-            "stop_reason": shared.get("stop_reason"),
-            "why_nothing": why,
-            # The report is written even when the time is spent: an LLM gets a short grace, then the
-            # offline engine writes it.
-            "deadline": None
-            if self.rt.deadline is None
-            else max(self.rt.deadline, time.monotonic()) + min(REPORT_GRACE_S, 0.25 * self.rt.settings.time_limit),
-        }
+        # The report is written even when the time is spent: an LLM gets a short grace, then the
+        # offline engine writes it.
+        rt = self.rt
+        grace = min(REPORT_GRACE_S, 0.25 * rt.settings.time_limit)
+        deadline = None if rt.deadline is None else max(rt.deadline, time.monotonic()) + grace
+        return replace(rt.context(shared, ()), deadline=deadline)
 
-    def exec(self, ctx):
+    def exec(self, ctx: EngineContext):
         from .utils.research.citations import verified_report
 
         show = self.rt.ui.report_chunk  # streamed with [n] as the report will number them
-        stream = StreamedNumbers([s.n for s in ctx["sources"]], show) if self.rt.stream_report else None
+        stream = StreamedNumbers([s.n for s in ctx.sources], show) if self.rt.stream_report else None
+
+        def write(problems: str, first: bool) -> EngineResult[Answer]:
+            return self.rt.engine.report(replace(ctx, citation_problems=problems), on_chunk=stream if first else None)
+
         # Written, checked against the sources, and written once more by an LLM whose citations fail.
-        return verified_report(lambda c, first: self.rt.engine.report(c, on_chunk=stream if first else None), ctx)
+        return verified_report(write, ctx.sources, ctx.facts)
 
     def post(self, shared, ctx, out):
         from .utils.research.citations import summary

@@ -40,16 +40,17 @@ class SlowScriptedLLM(BaseEngine):
         time.sleep(self.latency)  # stands in for the network round trip of a real LLM call
 
     def decide(self, ctx):
-        from sleuth.utils.engine.base import EngineResult
+        from sleuth.utils.engine.protocol import EngineResult
         from sleuth.utils.registry import CRAWL, HITL, SEARCH_DDG
+        from sleuth.utils.research.loopdata import Choice
 
         self._wait()
-        if not ctx["history"]:
-            d = {"next_action": SEARCH_DDG, "query_or_url": ctx["query"], "reasoning": "search"}
-        elif len(ctx["history"]) == 1 and ctx["candidate_urls"]:
-            d = {"next_action": CRAWL, "query_or_url": ctx["candidate_urls"][0]["url"], "reasoning": "read"}
+        if not ctx.history:
+            d = Choice(SEARCH_DDG, ctx.query, "search")
+        elif len(ctx.history) == 1 and ctx.candidate_urls:
+            d = Choice(CRAWL, ctx.candidate_urls[0]["url"], "read")
         else:
-            d = {"next_action": HITL, "query_or_url": "", "reasoning": "done"}
+            d = Choice(HITL, "", "done")
         return EngineResult(d, self.name, usage={"calls": 1, "total": 100})
 
     def analyze(self, ctx):

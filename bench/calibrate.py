@@ -35,9 +35,10 @@ from utils.checkout import as_package  # noqa: E402
 as_package()
 from reliability import print_reliability  # noqa: E402
 
+from sleuth.utils.engine.notes import from_noted  # noqa: E402
 from sleuth.utils.engine.offline import answer_facts  # noqa: E402
 from sleuth.utils.engine.passages import FEATURES, KB_FEATURES, confidence_features, question_weights  # noqa: E402
-from sleuth.utils.research.loopdata import Fact, Source  # noqa: E402
+from sleuth.utils.research.loopdata import Source  # noqa: E402
 
 
 def load(spec: str) -> list[dict]:
@@ -53,7 +54,7 @@ def load(spec: str) -> list[dict]:
 
 
 def features(r: dict, names: tuple[str, ...] = FEATURES) -> list[float]:
-    facts = [Fact.from_json(f) for f in r["facts"] if "text" in f]
+    facts = [from_noted(f) for f in r["facts"] if "text" in f]
     if not facts:
         return [0.0] * len(names)
     w = question_weights(r["question"], [], r.get("term_idf") or None)

@@ -177,11 +177,20 @@ def main() -> int:
     cmd = [sys.executable, str(EVAL / "score.py"), str(q_path), str(ans_path)] + (["--details"] if a.details else [])
     print(subprocess.run(cmd, capture_output=True, text=True, check=False).stdout)
     if a.dump:
+        sys.path.insert(0, str(ROOT))
+        from utils.checkout import as_package
+
+        as_package()
+        from sleuth.utils.engine.notes import noted
+        from sleuth.utils.research.state import restored
+
         rows = []
         for q in asked:
             r = by_id.get(q["id"]) or {}
             sess = work / q["corpus"] / "sessions" / f"{r.get('session_id')}.json"
-            shared = json.loads(sess.read_text()) if r.get("session_id") and sess.is_file() else {}
+            saved = json.loads(sess.read_text()) if r.get("session_id") and sess.is_file() else None
+            shared = restored(saved) if saved else {}
+            facts, term_idf = noted(shared) if shared else ([], {})
             rows.append(
                 {
                     "id": q["id"],
@@ -189,9 +198,9 @@ def main() -> int:
                     "right": score.is_right(q, r.get("answer")),
                     "answerable": q["answerable"],
                     "confidence": r.get("confidence") or 0.0,
-                    "facts": shared.get("extracted_information", []),
-                    "term_idf": shared.get("term_idf", {}),
-                    "sources": shared.get("sources", []),
+                    "facts": facts,  # with the offline engine's notes on each
+                    "term_idf": term_idf,
+                    "sources": [s.to_json() for s in shared.get("sources", [])],
                 }
             )
         a.dump.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows))

@@ -40,6 +40,7 @@ as_package()
 from reliability import print_reliability  # noqa: E402 - bench/reliability.py, beside this script
 
 from sleuth.utils.config import DEFAULT_CONFIDENCE, DEFAULT_MAX_ITERATIONS  # noqa: E402
+from sleuth.utils.engine.notes import noted  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval" / "hotpotqa-dev100"
 
@@ -144,8 +145,8 @@ def main() -> int:
                     "answer": shared.get("answer") or "",
                     "steps": [f"{h['action']} {h['query_or_url']}" for h in shared["research_history"]],
                     "supporting": sorted(sup),
-                    "facts": [f.to_json() for f in shared["extracted_information"]],
-                    "term_idf": shared.get("term_idf", {}),
+                    "facts": noted(shared)[0],  # with the offline engine's notes on each
+                    "term_idf": noted(shared)[1],
                     "sources": [{"n": s_.n, "url": by_n[s_.n], "title": s_.title} for s_ in shared["sources"]],
                 }
             )

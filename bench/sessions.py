@@ -30,6 +30,7 @@ from utils.checkout import as_package  # noqa: E402 - the checkout as the `sleut
 
 as_package()
 
+from sleuth.utils.research.loopdata import StopReason  # noqa: E402
 from sleuth.utils.research.state import new_shared  # noqa: E402
 from sleuth.utils.sessions import SessionStore  # noqa: E402
 
@@ -44,7 +45,7 @@ def write_sessions(folder: Path, n: int, pad: int) -> int:
             session_id=sid,
             created_at=f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00.000+00:00",
             status="done",
-            stop_reason="confident",
+            stop_reason=StopReason.CONFIDENT,
             confidence_score=0.74,
             final_answer="x" * pad,
         )

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 from sleuth.utils.cli.ui import PlainUI
 from sleuth.utils.config import Settings
-from sleuth.utils.engine.base import EngineResult
-from sleuth.utils.engine.protocol import BaseEngine
+from sleuth.utils.engine.protocol import Answer, BaseEngine, EngineContext, EngineResult
+from sleuth.utils.research.loopdata import Analysis, Choice, Fact, PendingStep
 from sleuth.utils.runtime import Runtime
 
 
@@ -57,29 +57,18 @@ class ScriptedEngine(BaseEngine):
         self.decide_calls.append(ctx)
         action, q = self._next(self.decisions, self.decide_calls)
         return EngineResult(
-            {"next_action": action, "query_or_url": q, "reasoning": "scripted"},
-            self.name,
-            usage={"calls": 1, "prompt": 10, "output": 5, "total": 15},
+            Choice(action, q, "scripted"), self.name, usage={"calls": 1, "prompt": 10, "output": 5, "total": 15}
         )
 
     def analyze(self, ctx):
         self.analyze_calls.append(ctx)
-        facts = [{"fact": f"fact from {it.url}", "source": it.source, "score": 0.8} for it in ctx["items"][:2]]
-        return EngineResult(
-            {
-                "extracted_info": facts,
-                "assessment": "scripted",
-                "confidence_score": self._next(self.confidences, self.analyze_calls),
-                "suggestions_for_next_step": [],
-                "new_potential_urls": [],
-                "inconsistencies_found": "",
-            },
-            self.name,
-        )
+        facts = [Fact(f"fact from {it.url}", it.source, 0.8) for it in ctx.items[:2]]
+        confidence = self._next(self.confidences, self.analyze_calls)
+        return EngineResult(Analysis(facts, "scripted", confidence), self.name)
 
     def report(self, ctx, on_chunk=None):
         self.report_calls.append(ctx)
-        return EngineResult(self._next(self.answers, self.report_calls), self.name)
+        return EngineResult(Answer(self._next(self.answers, self.report_calls)), self.name)
 
 
 @dataclass
@@ -174,6 +163,9 @@ class FakeTools:
     def kb(self):
         return self._kb
 
+    def term_idf(self, text):
+        return self._kb.term_idf(text)
+
     def kb_available(self):
         return self._kb_available
 
@@ -191,3 +183,8 @@ def make_rt(engine, tmp_path=None, fake_tools=None, feedback=None, **settings_kw
         store=SessionStore(tmp_path) if tmp_path else None,
         feedback=feedback,
     )
+
+
+def reading(query: str, items, action: str = "search_kb", **kw) -> EngineContext:
+    """The context of an Analyzer step that reads `items` (found by `action` for the question)."""
+    return EngineContext(query, step=PendingStep(1, Choice(action, query), list(items)), **kw)

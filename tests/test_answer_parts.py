@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from sleuth.utils.engine.notes import Weighed
 from sleuth.utils.engine.offline import answer_facts
 from sleuth.utils.engine.passages import question_weights
-from sleuth.utils.research.loopdata import Fact, Source
+from sleuth.utils.research.loopdata import Source
 
 DOCS = [Source(1, "Editing files", "/docs/editing.txt"), Source(2, "Options", "/docs/options.txt")]
 
@@ -15,9 +16,9 @@ def test_an_option_written_in_quotes_or_brackets_answers_which_option_to_use():
     # brackets and in quotes, as manuals do: it opens the answer
     q = "Which option makes the archiver compress the archive it writes?"
     weights = question_weights(q)
-    about = Fact("The archiver can compress the archive it writes, which saves space.", 1, 0.9, qcov=0.8)
+    about = Weighed("The archiver can compress the archive it writes, which saves space.", 1, 0.9, qcov=0.8)
     for option in ('Give it the "-z" option to compress the archive.', "Compress the archive (-z) to save space."):
-        names = Fact(option, 2, 0.8, qcov=0.6)
+        names = Weighed(option, 2, 0.8, qcov=0.6)
         chosen, _ = answer_facts(q, [about, names], DOCS, weights)
         assert chosen[0] is names
 
@@ -35,7 +36,7 @@ def test_a_two_part_question_is_answered_with_the_command_as_well_as_the_default
         (2, 0.6, "'cryptmethod' string (default \"blowfish2\"): Method used for encryption when a file is written."),
         (3, 0.44, 'To start editing a new file with encryption, use the "-x" argument to start the editor.'),
     ]
-    facts = [Fact(text, n, 0.9 - 0.01 * i, qcov=qcov) for i, (n, qcov, text) in enumerate(texts)]
+    facts = [Weighed(text, n, 0.9 - 0.01 * i, qcov=qcov) for i, (n, qcov, text) in enumerate(texts)]
     chosen, _ = answer_facts(q, facts, docs, weights)
     said = " ".join(f.text for f in chosen)
     assert '"-x" argument' in said

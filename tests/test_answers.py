@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
+from sleuth.utils.engine.notes import Weighed
 from sleuth.utils.engine.offline import OfflineEngine, answer_facts, salient_entities
 from sleuth.utils.engine.passages import asks_for, confidence_features, question_weights
-from sleuth.utils.research.loopdata import Fact, Source, ToolItem
+from sleuth.utils.engine.protocol import EngineContext
+from sleuth.utils.research.loopdata import Choice, PendingStep, Source, ToolItem
 from sleuth.utils.text import term_set
+
+
+def fact(text, source, score=0.0, step=0, qcov=None, form=None, **notes) -> Weighed:
+    """A fact as the offline engine weighed it (qcov: how much of the question it covers)."""
+    return Weighed(text, source, score, step, form, qcov=qcov, **notes)
+
 
 MANUAL = """# Spooler manual
 
@@ -252,19 +261,18 @@ def test_what_an_option_does_is_not_taken_for_a_question_asking_for_an_option():
 
 
 def test_none_opening_a_sentence_is_not_a_lead_to_search_for():
-    facts = [Fact("None of the workers retry a job that timed out; the Night Scheduler does.", 1, 1.0, qcov=0.6)]
+    facts = [fact("None of the workers retry a job that timed out; the Night Scheduler does.", 1, 1.0, qcov=0.6)]
     leads = salient_entities(facts, term_set("Which part retries a job that timed out?"))
     assert "None" not in leads and "Night Scheduler" in leads
 
 
 def test_after_the_whole_question_each_part_of_a_two_part_question_is_searched_on_its_own():
     q = "How long does the kettle keep water warm by default, and which setting turns off the warming plate?"
-    ctx = {"query": q, "actions": ["search_kb", "send_to_hitl"], "facts": [], "candidate_urls": []}
     asked, history = [], []
     for _ in range(3):
-        got = OfflineEngine().decide({**ctx, "history": history}).data
-        asked.append((got["next_action"], got["query_or_url"]))
-        history.append({"action": got["next_action"], "query_or_url": got["query_or_url"], "ok": True})
+        got = OfflineEngine().decide(EngineContext(q, actions=["search_kb", "send_to_hitl"], history=history)).data
+        asked.append((got.action, got.query_or_url))
+        history.append({"action": got.action, "query_or_url": got.query_or_url, "ok": True})
     assert asked == [
         ("search_kb", q),
         ("search_kb", "How long does the kettle keep water warm by default"),
@@ -329,8 +337,8 @@ def test_the_page_of_a_name_the_facts_bring_up_is_read_before_answering(cli, tmp
     assert any(u.endswith("/wiki/Harlow_County") for u in urls) and any(u.endswith("/wiki/Elmbrook") for u in urls)
 
 
-def _fact(text: str, qcov: float, sem: float | None = None) -> Fact:
-    return Fact(text, 1, qcov, qcov=qcov, form="kb", sem=sem)
+def _fact(text: str, qcov: float, sem: float | None = None) -> Weighed:
+    return fact(text, 1, qcov, qcov=qcov, form="kb", sem=sem)
 
 
 def test_confidence_is_lower_when_the_question_is_in_words_found_everywhere():
@@ -378,8 +386,8 @@ def test_the_fact_closest_in_meaning_opens_the_answer_over_one_sharing_more_word
     # model says so): the answer opens with the one that answers
     q = "Where does the spooler write its log?"
     weights = question_weights(q)
-    wordy = Fact("The spooler log lists what the spooler did; read the log to see it.", 1, 0.75, qcov=0.75, sem=0.35)
-    answers = Fact("Each day starts a new file in the folder given by --log-dir.", 2, 0.5, qcov=0.5, sem=0.75)
+    wordy = fact("The spooler log lists what the spooler did; read the log to see it.", 1, 0.75, qcov=0.75, sem=0.35)
+    answers = fact("Each day starts a new file in the folder given by --log-dir.", 2, 0.5, qcov=0.5, sem=0.75)
     docs = [Source(1, "Spooler manual", "/docs/spooler.md", kind="internal"), Source(2, "Options", "/docs/options.md")]
     chosen, _ = answer_facts(q, [wordy, answers], docs, weights)
     assert chosen[0] is answers
@@ -397,20 +405,16 @@ def test_a_name_the_page_read_links_to_is_read_before_the_answer_counts_as_settl
     page = "http://127.0.0.1:9/wiki/Nora_Vale"
     bridge = "http://127.0.0.1:9/wiki/Mara_Ellen_Quist"
     item = ToolItem(page, "Nora Vale", text, "page", links=[bridge], lead=True, source=1)
-    ctx = {
-        "query": q,
-        "action": "crawl_url",
-        "query_or_url": page,
-        "items": [item],
-        "facts": [],
-        "sources": [Source(1, "Nora Vale", page)],
-        "unread_titles": [],
-        "unread_urls": [],
-        "visited_urls": [page],
-    }
+    ctx = EngineContext(
+        q,
+        actions=["crawl_url", "send_to_hitl"],  # pages found can still be read
+        step=PendingStep(1, Choice("crawl_url", page), [item]),
+        sources=[Source(1, "Nora Vale", page)],
+        visited_urls=[page],
+    )
     engine = OfflineEngine()
-    unread = engine.analyze(ctx).data["confidence_score"]
-    read = engine.analyze({**ctx, "visited_urls": [page, bridge]}).data["confidence_score"]
+    unread = engine.analyze(ctx).data.confidence_score
+    read = engine.analyze(replace(ctx, visited_urls=[page, bridge])).data.confidence_score
     assert unread <= 0.6 < read
 
 
@@ -427,10 +431,10 @@ def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
         for i in range(6)
     ]
     named = {"url": "http://127.0.0.1:9/wiki/Mira_Tosh", "title": "Mira Tosh", "snippet": "Mira Tosh is a writer."}
-    ctx = {"query": q, "actions": ["crawl_url", "send_to_hitl"], "history": [], "facts": []}
-    got = OfflineEngine().decide({**ctx, "candidate_urls": [*others, named], "visited_urls": []}).data
-    assert got["next_action"] == "crawl_url"
-    assert got["query_or_url"].split()[0] == named["url"]
+    ctx = EngineContext(q, actions=["crawl_url", "send_to_hitl"], candidate_urls=[*others, named])
+    got = OfflineEngine().decide(ctx).data
+    assert got.action == "crawl_url"
+    assert got.query_or_url.split()[0] == named["url"]
 
 
 def test_a_limit_asked_with_a_superlative_is_searched_for_and_answered_with_the_maximum(cli, tmp_path):
@@ -464,10 +468,10 @@ def test_the_value_asked_for_is_quoted_from_the_chunk_whose_sentence_names_the_s
     # same chunk, further in words and meaning from the question than passages of other documents
     q = "How long does the cleaner wait between runs on the same database unless I change it?"
     weights = question_weights(q)
-    names = Fact("Specifies the minimum delay between cleaner runs on any given database.", 1, 0.9, 1, 0.55, "kb")
-    value = Fact("The default is one minute (1min).", 1, 0.5, 1, 0.38, "kb")
+    names = fact("Specifies the minimum delay between cleaner runs on any given database.", 1, 0.9, 1, 0.55, "kb")
+    value = fact("The default is one minute (1min).", 1, 0.5, 1, 0.38, "kb")
     others = [
-        Fact(f"A cleaner run on database {n} may wait for locks held by other sessions.", 2 + n, 0.6, 1, 0.5, "kb")
+        fact(f"A cleaner run on database {n} may wait for locks held by other sessions.", 2 + n, 0.6, 1, 0.5, "kb")
         for n in range(3)
     ]
     for f, sem in ((names, 0.7), (value, 0.56), *((o, 0.68) for o in others)):
@@ -483,11 +487,11 @@ def test_the_next_passage_of_the_lead_document_joins_the_answer_when_it_says_som
     # the first does not (what the figure estimates), so it is quoted, not a passage of another document
     q = "What does pool.size() return?"
     weights = question_weights(q)
-    first = Fact("Always returns a value greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.78, prior=0.2)
-    second = Fact("Returns an estimate of how many workers a program should start.", 1, 0.6, 1, 0.55, "kb", sem=0.67)
+    first = fact("Always returns a value greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.78, prior=0.2)
+    second = fact("Returns an estimate of how many workers a program should start.", 1, 0.6, 1, 0.55, "kb", sem=0.67)
     second.prior = 0.2
     others = [
-        Fact(f"The size of pool {n} is fixed when it starts and pool.size() never changes.", 2 + n, 0.5, 1, 0.6, "kb")
+        fact(f"The size of pool {n} is fixed when it starts and pool.size() never changes.", 2 + n, 0.5, 1, 0.6, "kb")
         for n in range(3)
     ]
     for o in others:
@@ -496,7 +500,7 @@ def test_the_next_passage_of_the_lead_document_joins_the_answer_when_it_says_som
     chosen, _ = answer_facts(q, [first, second, *others], docs, weights)
     assert [f.text for f in chosen[:2]] == [first.text, second.text]
     # the same passage again in other words adds nothing: it is not quoted beside the first
-    again = Fact("It always returns a value that is greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.77, prior=0.2)
+    again = fact("It always returns a value that is greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.77, prior=0.2)
     chosen, _ = answer_facts(q, [first, again, *others], docs, weights)
     assert again not in chosen
 
@@ -598,8 +602,10 @@ def test_a_list_quoted_with_the_line_that_introduces_it_ranks_by_that_line_not_b
     )
     q = "Which tool finds data races between threads that change shared data without a lock?"
     item = ToolItem(url="/docs/checkers.md", title="Checkers", text=text, form="kb", source=1, score=1.0)
-    ctx = {"query": q, "items": [item], "facts": [], "sources": [Source(1, "Checkers", "/docs/checkers.md")]}
-    kept = [f["fact"] for f in OfflineEngine().analyze(ctx).data["extracted_info"]]
+    ctx = EngineContext(
+        q, step=PendingStep(1, Choice("search_kb", q), [item]), sources=[Source(1, "Checkers", "/docs/checkers.md")]
+    )
+    kept = [f.text for f in OfflineEngine().analyze(ctx).data.facts]
     answer = kept.index("The hunter tool finds data races in threaded programs.")
     assert not any(k.startswith("In a threaded program, these problems can occur: data races") for k in kept[:answer])
 
@@ -608,14 +614,14 @@ def test_an_item_that_answers_is_quoted_in_its_list_at_the_items_rank_and_not_tw
     # the item alone is the best passage; the list that holds it ranks lower on the words of its own line
     q = "How much memory does the spooler keep for each waiting print job?"
     weights = question_weights(q)
-    item = Fact("each waiting print job keeps 2 - 4 KB of spooler memory.", 1, 0.9, 1, 0.8, "kb", sem=0.8, prior=0.2)
-    listed = Fact(
+    item = fact("each waiting print job keeps 2 - 4 KB of spooler memory.", 1, 0.9, 1, 0.8, "kb", sem=0.8, prior=0.2)
+    listed = fact(
         "The spooler's needs are as follows: logs go to disk once a day; each waiting print job keeps 2 - 4 KB "
         "of spooler memory; a copy of each job stays on disk.",
         1, 0.6, 1, 0.5, "kb", sem=0.5, prior=0.2,
     )  # fmt: skip
     others = [
-        Fact(f"Print job {n} of the spooler keeps its pages in memory while it waits.", 2 + n, 0.7, 1, 0.7, "kb")
+        fact(f"Print job {n} of the spooler keeps its pages in memory while it waits.", 2 + n, 0.7, 1, 0.7, "kb")
         for n in range(3)
     ]
     for o in others:

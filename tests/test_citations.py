@@ -14,9 +14,9 @@ from fakes import FakeTools, ScriptedEngine, make_rt
 
 from sleuth.flow import run_flow
 from sleuth.utils.cli.research import result_json
-from sleuth.utils.engine.base import EngineResult
+from sleuth.utils.engine.protocol import Answer, EngineResult
 from sleuth.utils.research.citations import EXCERPT_MAX, cited_claims, flag, merge_excerpt, verify
-from sleuth.utils.research.loopdata import Fact, Source
+from sleuth.utils.research.loopdata import Analysis, Fact, Source
 from sleuth.utils.research.report import build_report
 from sleuth.utils.research.state import add_source, new_shared
 
@@ -115,22 +115,12 @@ class CitingEngine(ScriptedEngine):
 
     def analyze(self, ctx):
         self.analyze_calls.append(ctx)
-        facts = [{"fact": it.text, "source": it.source, "score": 0.9} for it in ctx["items"]]
-        return EngineResult(
-            {
-                "extracted_info": facts,
-                "assessment": "ok",
-                "confidence_score": 0.8,
-                "suggestions_for_next_step": [],
-                "new_potential_urls": [],
-                "inconsistencies_found": "",
-            },
-            self.name,
-        )
+        facts = [Fact(it.text, it.source, 0.9) for it in ctx.items]
+        return EngineResult(Analysis(facts, "ok", 0.8), self.name)
 
     def report(self, ctx, on_chunk=None):
         self.report_calls.append(ctx)
-        return EngineResult(self.answers[min(len(self.report_calls), len(self.answers)) - 1], self.name)
+        return EngineResult(Answer(self.answers[min(len(self.report_calls), len(self.answers)) - 1]), self.name)
 
 
 def run_llm(answers):
@@ -155,9 +145,9 @@ def test_an_llm_report_citing_the_wrong_source_is_written_again_then_flagged():
     engine, shared, by_title = run_llm([wrong, wrong])
     assert by_title == {"Notes A": 1, "curie": 2, "danube": 3}
     assert len(engine.report_calls) == 2  # written once more, not again and again
-    problems = engine.report_calls[1]["citation_problems"]
+    problems = engine.report_calls[1].citation_problems
     assert '"Marie Curie shared the Nobel Prize in Physics in 1903" [3]' in problems and "1903" in problems
-    assert "citation_problems" not in engine.report_calls[0]
+    assert not engine.report_calls[0].citation_problems
     assert shared["answer"] == "Marie Curie shared the Nobel Prize in Physics in 1903 [3?]."
     assert result_json(shared)["citations"] == {"total": 1, "supported": 0, "unsupported": 1}
     assert "no passage of this source supports the claim" in shared["final_answer"]

@@ -115,7 +115,7 @@ def test_unavailable_tool_is_remapped_and_recorded():
     shared, _ = run(engine)
     h = shared["research_history"][0]
     assert h["action"] == "search_duckduckgo" and h["remapped_from"] == "search_google"
-    assert "search_google" not in engine.decide_calls[0]["actions"]
+    assert "search_google" not in engine.decide_calls[0].actions
     assert "asked for search_google" in shared["final_answer"]
 
 
@@ -155,8 +155,8 @@ def test_feedback_restarts_the_loop_and_reaches_the_next_decision(tmp_path):
     shared, _ = run(engine, tmp_path=tmp_path, feedback=feedback)
     assert [f["text"] for f in shared["feedback_history"]] == ["look into pricing in Europe"]
     third = engine.decide_calls[2]
-    assert third["feedback"] == ["look into pricing in Europe"]
-    assert third["round_feedback"] == ["look into pricing in Europe"]
+    assert third.feedback == ["look into pricing in Europe"]
+    assert third.round_feedback == ["look into pricing in Europe"]
     # each round's report is written twice: the scripted answer's [1] fails its check the first time
     assert len(shared["reports"]) == 2 and len(engine.report_calls) == 4
     assert [h["query_or_url"] for h in shared["research_history"]] == ["sleuth", "sleuth europe"]
@@ -267,10 +267,10 @@ def test_kb_search_skips_pages_this_session_already_read():
 def test_every_stop_reason_has_a_report_text_and_the_decision_schema_uses_the_action_vocabulary():
     from sleuth.utils.engine.base import DecisionModel
     from sleuth.utils.registry import ACTIONS
-    from sleuth.utils.research.actions import STOP_REASONS
+    from sleuth.utils.research.loopdata import StopReason
     from sleuth.utils.research.report import STOP_TEXT
 
-    assert set(STOP_TEXT) == set(STOP_REASONS)
+    assert set(STOP_TEXT) == set(StopReason)
     assert DecisionModel.model_json_schema()["properties"]["next_action"]["enum"] == list(ACTIONS)
 
 

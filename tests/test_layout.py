@@ -197,3 +197,49 @@ def test_only_the_tool_registry_spells_an_action_name():
         for m in spelled.finditer(line)
     ]
     assert not bad, "an action name spelled outside utils/registry.py:\n" + "\n".join(bad)
+
+
+def _literals(path: Path):
+    """(line, string constant, parent node) for every string constant of a module, docstrings aside."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            parent = parents.get(node)
+            if isinstance(parent, ast.Expr):
+                continue  # a docstring
+            yield node.lineno, node.value, parent, parents
+
+
+# Words that are a stop reason and also something else: a setting's name, a UI field, a session status.
+OTHER_MEANINGS = {("utils/config.py", "time_limit"), ("utils/api.py", "time_limit"), ("utils/cli/ui.py", "budget")}
+STATUS_TOO = {"interrupted"}
+
+
+def test_only_the_loop_data_spells_a_stop_reason_or_a_text_form():
+    """Stop reasons and the forms of a text (snippet, page, kb) are enums spelled once, in
+    utils/research/loopdata.py; code and bench scripts use their members, so a misspelt
+    `stop_reason` or `form` cannot compare unequal in silence."""
+    from sleuth.utils.research.loopdata import Form, StopReason
+
+    reasons, forms = set(StopReason), set(Form)
+    files = [*ROOT.glob("*.py"), *(ROOT / "utils").rglob("*.py"), *(ROOT / "bench").glob("*.py")]
+    bad = []
+    for p in files:
+        rel = str(p.relative_to(ROOT))
+        if rel == "utils/research/loopdata.py":
+            continue
+        for line, value, parent, parents in _literals(p):
+            if value in reasons and (rel, value) not in OTHER_MEANINGS and value not in STATUS_TOO:
+                bad.append(f"{rel}:{line}: stop reason {value!r}")
+            if value not in forms:
+                continue
+            # a form: compared with or given as an item's or a fact's `form`
+            holder = parents.get(parent) if isinstance(parent, ast.Tuple) else parent
+            if isinstance(holder, ast.keyword) and holder.arg == "form":
+                bad.append(f"{rel}:{line}: form {value!r}")
+            elif isinstance(holder, ast.Compare) and any(
+                isinstance(x, ast.Attribute) and x.attr == "form" for x in [holder.left, *holder.comparators]
+            ):
+                bad.append(f"{rel}:{line}: form {value!r}")
+    assert not bad, "spelled outside utils/research/loopdata.py (use StopReason / Form):\n" + "\n".join(bad)

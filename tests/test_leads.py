@@ -4,8 +4,10 @@ and never a fragment of text taken for a name; the answer cites the document tha
 
 from __future__ import annotations
 
+from sleuth.utils.engine.notes import Weighed
 from sleuth.utils.engine.offline import OfflineEngine, salient_entities
-from sleuth.utils.research.loopdata import Fact, Source, ToolItem
+from sleuth.utils.engine.protocol import EngineContext
+from sleuth.utils.research.loopdata import Choice, PendingStep, Source, ToolItem
 from sleuth.utils.text import term_set
 
 QUESTION = "In what year was the director of the film Harbour Lights born?"
@@ -35,33 +37,32 @@ def test_the_follow_up_looks_up_the_name_the_page_the_question_names_gives():
     for n, it in enumerate(pages, 1):
         it.source = n
     engine = OfflineEngine()
-    read = {"query": QUESTION, "action": "crawl_url", "items": pages, "facts": [], "sources": sources}
-    found = engine.analyze(read).data["extracted_info"]
-    facts = [Fact(d["fact"], d["source"], d["score"], qcov=d["qcov"], form=d["form"]) for d in found]
-    assert any("directed by Mara Quist" in f.text for f in facts)
+    read = EngineContext(QUESTION, step=PendingStep(1, Choice("crawl_url", ""), pages), sources=sources)
+    found = engine.analyze(read).data
+    assert any("directed by Mara Quist" in f.text for f in found.facts)
     searched = [{"action": "search_duckduckgo", "query_or_url": QUESTION, "ok": True}]
-    ctx = {
-        "query": QUESTION,
-        "actions": ["search_duckduckgo", "send_to_hitl"],
-        "history": searched,
-        "facts": facts,
-        "candidate_urls": [],
-        "visited_urls": [it.url for it in pages],
-        "sources": sources,
-    }
+    ctx = EngineContext(
+        QUESTION,
+        actions=["search_duckduckgo", "send_to_hitl"],
+        history=searched,
+        facts=found.facts,
+        notes=found.notes,  # what the engine weighed of each fact
+        visited_urls=[it.url for it in pages],
+        sources=sources,
+    )
     got = engine.decide(ctx).data
-    assert got["next_action"] == "search_duckduckgo"
-    assert got["query_or_url"].startswith("Mara Quist")
+    assert got.action == "search_duckduckgo"
+    assert got.query_or_url.startswith("Mara Quist")
 
 
 def test_a_lead_is_a_whole_name_not_a_run_of_capitalised_words():
     question = "Which hotel was the album by Bill Cosby recorded in?"
     facts = [
-        Fact("The Jam Sessions is an album by Quincy\n  Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
-        Fact("The album came out on December 1, 1969 in Lincolnshire, England. It sold well.", 2, 1.0, qcov=0.6),
-        Fact("Since 2006, the tapes have been kept by Mercury Records.", 3, 1.0, qcov=0.5),
-        Fact("The tapes were sold to Studio 54. In 1981 the hotel closed.", 5, 1.0, qcov=0.5),
-        Fact("The album was recorded at the hotel of Hajime Kinda", 4, 1.0, qcov=0.6, form="snippet"),
+        Weighed("The Jam Sessions is an album by Quincy\n  Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
+        Weighed("The album came out on December 1, 1969 in Lincolnshire, England. It sold well.", 2, 1.0, qcov=0.6),
+        Weighed("Since 2006, the tapes have been kept by Mercury Records.", 3, 1.0, qcov=0.5),
+        Weighed("The tapes were sold to Studio 54. In 1981 the hotel closed.", 5, 1.0, qcov=0.5),
+        Weighed("The album was recorded at the hotel of Hajime Kinda", 4, 1.0, qcov=0.6, form="snippet"),
     ]
     leads = salient_entities(facts, term_set(question), limit=10)
     assert "Quincy Jones" in leads and "Mercury Records" in leads and "Studio 54" in leads
@@ -96,8 +97,8 @@ def test_the_answer_cites_the_document_named_by_the_sentence_that_answers_not_by
     ]
     sources = [Source(it.source, it.title, it.url, kind="internal", excerpt=it.text) for it in items]
     engine = OfflineEngine()
-    read = {"query": question, "action": "search_kb", "query_or_url": question, "items": items, "facts": []}
-    found = engine.analyze({**read, "sources": sources}).data["extracted_info"]
-    facts = [Fact(d["fact"], d["source"], d["score"], qcov=d["qcov"], form=d["form"]) for d in found]
-    answer = engine.report({"query": question, "facts": facts, "sources": sources, "confidence": 0.8}).data
+    read = EngineContext(question, step=PendingStep(1, Choice("search_kb", question), items), sources=sources)
+    found = engine.analyze(read).data
+    ctx = EngineContext(question, facts=found.facts, notes=found.notes, sources=sources, confidence=0.8)
+    answer = engine.report(ctx).data.text
     assert "keyboard's function keys. [2]" in answer

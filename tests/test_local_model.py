@@ -223,17 +223,18 @@ def test_batch_of_three_with_two_jobs_answers_all(lab):
 
 def test_report_streams_from_the_real_server(llama_server):
     from sleuth.utils.engine.openai import OpenAIEngine
+    from sleuth.utils.engine.protocol import EngineContext
     from sleuth.utils.research.loopdata import Fact, Source
 
     chunks: list[str] = []
     eng = OpenAIEngine(model=ALIAS, base_url=llama_server, context_tokens=WINDOW)
-    ctx = {
-        "query": "Who directed Sinister?",
-        "facts": [Fact("Sinister is a 2012 horror film directed by Scott Derrickson.", 1, 1.0)],
-        "sources": [Source(1, "Sinister (film)", "https://example.org/sinister")],
-    }
+    ctx = EngineContext(
+        "Who directed Sinister?",
+        facts=[Fact("Sinister is a 2012 horror film directed by Scott Derrickson.", 1, 1.0)],
+        sources=[Source(1, "Sinister (film)", "https://example.org/sinister")],
+    )
     res = eng.report(ctx, on_chunk=chunks.append)
-    assert len(chunks) > 1 and "".join(chunks) == res.data and res.data.strip()
+    assert len(chunks) > 1 and "".join(chunks) == res.data.text and res.data.text.strip()
     assert res.usage["calls"] == 1  # this server sends no usage in a stream: the call counts, its tokens are unknown
 
 
@@ -242,11 +243,12 @@ def test_timeout_fires_against_the_real_server(llama_server):
 
     from sleuth.utils.engine.offline import OfflineEngine
     from sleuth.utils.engine.openai import OpenAIEngine
+    from sleuth.utils.engine.protocol import EngineContext
     from sleuth.utils.engine.resilient import ResilientEngine
 
-    ctx = {"query": QUESTIONS[0], "actions": ["search_duckduckgo", "send_to_hitl"], "history": [], "facts": []}
+    ctx = EngineContext(QUESTIONS[0], actions=["search_duckduckgo", "send_to_hitl"])
     eng = OpenAIEngine(model=ALIAS, base_url=llama_server, context_tokens=WINDOW, timeout_s=0.05, max_retries=0)
     with pytest.raises(openai.APITimeoutError):
         eng.decide(ctx)
     res = ResilientEngine(eng, OfflineEngine()).decide(ctx)
-    assert res.fallback and "Timeout" in res.error and res.data["next_action"] in ctx["actions"]
+    assert res.fallback and "Timeout" in res.error and res.data.action in ctx.actions

@@ -8,15 +8,17 @@ import json
 
 import openai
 import pytest
+from fakes import reading
 from openai_fake import FakeOpenAI, Reply, kind_of, prompt_of, response_format
 
 from sleuth.utils.engine.context import CHAT_OVERHEAD, estimate_tokens
 from sleuth.utils.engine.offline import OfflineEngine
 from sleuth.utils.engine.openai import OpenAIEngine
 from sleuth.utils.engine.parse import ParseError, ThinkFilter, extract_json
+from sleuth.utils.engine.protocol import EngineContext
 from sleuth.utils.engine.resilient import ResilientEngine
 from sleuth.utils.errors import EngineError
-from sleuth.utils.research.loopdata import Fact, Source, ToolItem
+from sleuth.utils.research.loopdata import Choice, Fact, PendingStep, Source, ToolItem
 
 DECISION = {"next_action": "search_duckduckgo", "query_or_url": "sleuth research agent", "reasoning": "start"}
 ANALYSIS = {
@@ -27,17 +29,8 @@ ANALYSIS = {
     "new_potential_urls": [],
     "inconsistencies_found": "",
 }
-CTX = {
-    "query": "What is Sleuth?",
-    "actions": ["search_duckduckgo", "send_to_hitl"],
-    "history": [],
-    "facts": [],
-    "analyzer": None,
-    "feedback": [],
-    "confidence": 0.0,
-    "threshold": 0.7,
-    "steps_left": 8,
-}
+CHOICE = Choice("search_duckduckgo", "sleuth research agent", "start")
+CTX = EngineContext("What is Sleuth?", actions=["search_duckduckgo", "send_to_hitl"], threshold=0.7, steps_left=8)
 ITEMS = [ToolItem(source=1, title="Sleuth", url="https://a.example/", text="Sleuth is a CLI.", form="page")]
 
 
@@ -103,15 +96,15 @@ def test_ladder_steps_down_on_http_500_and_remembers_the_working_mode():
     with FakeOpenAI(responder) as fake:
         eng = engine(fake.url, warn=warnings.append)
         first = eng.decide(CTX)
-        second = eng.analyze({**CTX, "items": ITEMS})
+        second = eng.analyze(reading(CTX.query, ITEMS))
         third = eng.decide(CTX)
     modes = [response_format(r["body"]) for r in fake.requests]
     # the client retried the 500 twice, then the engine stepped down once and stayed there
     assert modes == ["json_schema"] * 3 + ["json_object+schema"] * 3
     assert fake.requests[3]["body"]["response_format"]["schema"]["properties"]["next_action"]["enum"]
-    assert first.data == DECISION and third.data == DECISION
-    assert second.data["extracted_info"] == [{"fact": "Sleuth is a CLI.", "source": 1, "score": 1.0}]
-    assert eng.mode == "json_object+schema" and first.extra["mode"] == "json_object+schema"
+    assert first.data == CHOICE and third.data == CHOICE
+    assert second.data.facts == [Fact("Sleuth is a CLI.", 1, 1.0, 1)]
+    assert eng.mode == "json_object+schema"
     assert warnings == ["openai: json_schema refused (HTTP 500); using json_object+schema"]
 
 
@@ -125,7 +118,7 @@ def test_ladder_reaches_plain_text_with_the_schema_in_the_prompt():
         eng = engine(fake.url)
         res = eng.decide(CTX)
         eng.decide(CTX)
-    assert res.data == DECISION and eng.mode == "text"
+    assert res.data == CHOICE and eng.mode == "text"
     assert [response_format(r["body"]) for r in fake.requests] == [
         "json_schema",
         "json_object+schema",
@@ -142,7 +135,7 @@ def test_invalid_answer_is_repaired_once_quoting_the_error():
     with FakeOpenAI(lambda body: answers.pop(0)) as fake:
         eng = engine(fake.url)
         res = eng.decide(CTX)
-    assert res.data == DECISION and res.usage["calls"] == 2
+    assert res.data == CHOICE and res.usage["calls"] == 2
     repair = prompt_of(fake.requests[1]["body"])
     assert "previous answer was not valid" in repair and "next_action" in repair.split("not valid")[1]
     assert eng.stats["decide"] == {"replies": 2, "valid": 1}
@@ -154,7 +147,7 @@ def test_garbage_twice_falls_back_to_the_offline_engine_with_the_tokens_counted(
             engine(fake.url).decide(CTX)
         res = ResilientEngine(engine(fake.url), OfflineEngine()).decide(CTX)
     assert res.fallback and res.engine == "offline" and "no JSON object" in res.error
-    assert res.data["next_action"] in CTX["actions"]
+    assert res.data.action in CTX.actions
     assert res.usage["calls"] == 2 and res.usage["prompt"] == sum(u["prompt_tokens"] for u in fake.usages[-2:])
 
 
@@ -164,7 +157,7 @@ def test_rate_limits_and_overload_are_retried(status):
     with FakeOpenAI(lambda body: answers.pop(0)) as fake:
         eng = engine(fake.url)
         res = eng.decide(CTX)
-    assert res.data == DECISION and len(fake.requests) == 2
+    assert res.data == CHOICE and len(fake.requests) == 2
     assert eng.mode == "json_schema"  # a busy server is not a refusal of the format
 
 
@@ -185,10 +178,10 @@ def test_report_streams_without_think_blocks_and_counts_the_servers_usage():
     chunks = []
     with FakeOpenAI(lambda body: Reply(text, prompt_tokens=321)) as fake:
         eng = engine(fake.url, price=(1.0, 2.0))
-        res = eng.report({"query": "What is Sleuth?", "facts": [], "sources": []}, on_chunk=chunks.append)
+        res = eng.report(EngineContext("What is Sleuth?"), on_chunk=chunks.append)
     body = fake.requests[0]["body"]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    assert len(chunks) > 3 and "".join(chunks) == res.data == "Sleuth is a research agent for the terminal [1]."
+    assert len(chunks) > 3 and "".join(chunks) == res.data.text == "Sleuth is a research agent for the terminal [1]."
     sent = fake.usages[0]
     assert res.usage["prompt"] == 321 and res.usage["output"] == sent["completion_tokens"]
     assert res.usage["cost_usd"] == pytest.approx((321 * 1.0 + sent["completion_tokens"] * 2.0) / 1e6)
@@ -215,27 +208,28 @@ def test_openai_engine_needs_a_key_or_a_server():
 # ---------------------------------------------------------------- the context budget
 
 
-def big_ctx() -> dict:
+def big_ctx() -> EngineContext:
     page = " ".join(f"Sentence {i} about Sleuth, the research agent, and 1234 other things." for i in range(3000))
     facts = [Fact(f"Fact {i}: Sleuth was written in 20{i % 100:02d}.", 1, i / 500) for i in range(500)]
     history = [
         {"step": i, "action": "search_duckduckgo", "query_or_url": f"query {i}", "ok": True, "results": 3}
         for i in range(40)
     ]
-    return {
-        **CTX,
-        "items": [
-            ToolItem(source=n, title=f"Page {n}", url=f"https://a.example/{n}", text=page, form="page")
-            for n in (1, 2, 3)
-        ],
-        "facts": facts,
-        "history": history,
-        "feedback": ["Look for the release year. " * 30],
-        "candidate_urls": [{"url": f"https://b.example/{i}"} for i in range(50)],
-        "visited_urls": [f"https://c.example/{i}" for i in range(50)],
-        "sources": [Source(n, f"Page {n}", f"https://a.example/{n}") for n in range(1, 200)],
-        "assessment": "partial " * 200,
-    }
+    items = [
+        ToolItem(source=n, title=f"Page {n}", url=f"https://a.example/{n}", text=page, form="page") for n in (1, 2, 3)
+    ]
+    return EngineContext(
+        CTX.query,
+        actions=CTX.actions,
+        step=PendingStep(41, Choice("search_duckduckgo", CTX.query), items),
+        facts=facts,
+        history=history,
+        feedback=["Look for the release year. " * 30],
+        candidate_urls=[{"url": f"https://b.example/{i}"} for i in range(50)],
+        visited_urls=[f"https://c.example/{i}" for i in range(50)],
+        sources=[Source(n, f"Page {n}", f"https://a.example/{n}") for n in range(1, 200)],
+        analyzer={"assessment": "partial " * 200},
+    )
 
 
 @pytest.mark.parametrize("window", [1024, 2048, 8192])

@@ -68,7 +68,7 @@ def test_a_report_citing_sources_2_and_7_shows_1_and_2_and_feedback_on_2_drops_s
 
     # "ignore [2]" rejects the source shown as [2]: the session's source 7
     assert shared["excluded_sources"] == [7]
-    assert e.decide_calls[-1]["feedback"] == ["ignore [2], it is outdated (that is, source [7])"]  # as the LLM numbers
+    assert e.decide_calls[-1].feedback == ["ignore [2], it is outdated (that is, source [7])"]  # as the LLM numbers
     second = firsts[1]["report"]
     assert url[7] not in key_sources(second).values() and url[2] == key_sources(second)[1]
     assert "feedback: \u201cignore [2], it is outdated\u201d (dropped: delta 0)" in second
@@ -105,7 +105,7 @@ class StreamingEngine(ScriptedEngine):
     def report(self, ctx, on_chunk=None):
         result = super().report(ctx, on_chunk)
         if on_chunk:
-            text = str(result.data)
+            text = result.data.text
             for i in range(0, len(text), 7):
                 on_chunk(text[i : i + 7])
         return result

@@ -64,7 +64,8 @@ def test_the_offline_engine_answers_with_and_without_the_model(cli, tmp_path, wi
     files = list(tmp_path.rglob("sessions/*.json"))
     assert len(files) == 1, "the run saved its session"
     session = json.loads(files[0].read_text())
-    sems = [f.get("sem") for f in session["extracted_information"]]
+    weighed = session["engine_notes"]["offline"]["facts"]  # what the offline engine weighed of each fact
+    sems = [weighed.get(key, {}).get("sem") for key in weighed]
     if without_model:
         assert all(s is None for s in sems)
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -15,7 +15,8 @@ from .config import Settings
 from .storage import WriteProblems, no_room
 
 if TYPE_CHECKING:
-    from .engine.protocol import Engine
+    from .engine.protocol import Engine, EngineContext
+    from .research.state import Shared
     from .sessions import SessionStore
 
 
@@ -92,6 +93,10 @@ class Tools:
                 self._kb.write_problems = self.problems  # a write that finds no room is told at the end
             return self._kb
 
+    def term_idf(self, text: str) -> dict[str, float]:
+        """How rare `text`'s words are in the knowledge base (word -> IDF; empty for a small KB)."""
+        return self.kb().term_idf(text)
+
     def close_kb(self) -> None:
         """Close the knowledge base if it is open (the next use opens it again)."""
         with self._lock:
@@ -136,6 +141,21 @@ class Runtime:
 
     def time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def context(self, shared: Shared, actions: Sequence[str]) -> EngineContext:
+        """What the engine is told for this step (`actions`: those offered): the shared store, the
+        run's settings and deadline, and the knowledge base to ask how rare words are."""
+        from .engine.protocol import EngineContext
+
+        s = self.settings
+        return EngineContext.of(
+            shared,
+            actions=actions,
+            threshold=s.confidence,
+            max_iterations=s.max_iterations,
+            deadline=self.deadline,
+            term_idf=self.tools.term_idf,
+        )
 
     def for_job(self, **changes) -> Runtime:
         """A copy for one batch job: same engine and tool clients, its own UI/feedback."""

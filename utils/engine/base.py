@@ -1,30 +1,25 @@
-"""LLM engines: Gemini (google-genai), OpenAI-compatible servers (openai) and the offline fallback.
-
-Every engine answers three calls with plain dicts:
-  decide(ctx)  -> {"next_action", "query_or_url", "reasoning"}
-  analyze(ctx) -> {"extracted_info", "assessment", "confidence_score", "suggestions_for_next_step",
-                   "new_potential_urls", "inconsistencies_found"}
-  report(ctx, on_chunk=None) -> markdown answer with [n] citations
-wrapped in an EngineResult that carries token usage and whether the offline fallback answered.
-google-genai and openai are imported only when a call is made.
+"""What the LLM engines (Gemini, OpenAI-compatible servers) share: the JSON schemas an LLM answers
+in (pydantic), read straight into the loop's types (`as_choice`, `as_analysis`), and the prompts,
+rendered from an EngineContext (utils/engine/protocol.py). google-genai and openai are imported
+only when a call is made.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from string import Template
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..config import DEFAULT_CONFIDENCE
 from ..errors import EngineError  # noqa: F401 - re-exported for the engines
 from ..registry import ACTIONS, HITL, prompt_rules
-from ..research.loopdata import Fact
+from ..research.loopdata import Analysis, Choice, Fact
 from .context import Section, pack
+from .protocol import EngineContext, EngineResult  # noqa: F401 - EngineResult re-exported for the engines
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"  # the checkout and the installed package alike
 
@@ -56,16 +51,6 @@ class AnalyzerModel(BaseModel):
         return v
 
 
-@dataclass
-class EngineResult:
-    data: dict | str
-    engine: str
-    usage: dict | None = None
-    fallback: bool = False
-    error: str | None = None
-    extra: dict = field(default_factory=dict)
-
-
 def load_prompt(name: str) -> Template:
     return Template((PROMPTS / f"{name}.md").read_text(encoding="utf-8"))
 
@@ -91,7 +76,7 @@ def _history_line(h: dict) -> str:
     )
 
 
-def _fact_lines(facts: list[Fact], limit: int) -> list[str]:
+def _fact_lines(facts: Sequence[Fact], limit: int) -> list[str]:
     best = sorted(facts, key=lambda f: -f.score)[:limit]
     return [f"- [{f.source}] {fence(f.text)}" for f in best]
 
@@ -110,8 +95,8 @@ def _terms(query: str) -> set[str]:
     return term_set(query)
 
 
-def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
-    analyzer = ctx.get("analyzer")
+def render_decision_prompt(ctx: EngineContext, budget: int | None = None) -> str:
+    analyzer = ctx.analyzer
     analyzer_items: list[str] = []
     if analyzer:
         analyzer_txt = json.dumps(
@@ -128,41 +113,41 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
             ensure_ascii=False,
         )
         analyzer_items = [fence(analyzer_txt)]
-    tools = ctx["actions"]
+    tools = ctx.actions
     tools_list = "\n".join(f"- {a}" for a in tools)
 
     def render(p: dict[str, str]) -> str:
         tools_txt = tools_list + p["candidates"] + p["visited"]
         return load_prompt("decision").substitute(
-            query=ctx["query"],
+            query=ctx.query,
             tools=tools_txt,
             history=p["history"],
             facts=p["facts"],
             analyzer=p["analyzer"],
             feedback=p["feedback"],
-            confidence=f"{ctx.get('confidence', 0.0):.2f}",
-            threshold=f"{ctx.get('threshold', DEFAULT_CONFIDENCE):.2f}",
-            steps_left=ctx.get("steps_left", "?"),
+            confidence=f"{ctx.confidence:.2f}",
+            threshold=f"{ctx.threshold:.2f}",
+            steps_left=ctx.steps_left,
             actions=", ".join(tools),
             tool_rules=prompt_rules(),
         )
 
-    history = ctx.get("history", [])[-12:]
+    history = ctx.history[-12:]
     sections = [
-        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.3, "(none)"),
+        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.feedback)], 0.3, "(none)"),
         Section("analyzer", analyzer_items, 0.3, "(none yet)", _untrusted),
         Section("history", [_history_line(h) for h in reversed(history)], 0.4, "(nothing yet)", _chronological),
-        Section("facts", _fact_lines(ctx.get("facts", []), 20), 0.6, "(none yet)", _untrusted),
+        Section("facts", _fact_lines(ctx.facts, 20), 0.6, "(none yet)", _untrusted),
         Section(
             "candidates",
-            [f"  {fence(c['url'])}" for c in ctx.get("candidate_urls", [])[:10]],
+            [f"  {fence(c['url'])}" for c in ctx.candidate_urls[:10]],
             0.7,
             "",
             lambda xs: "\nUnvisited URLs seen so far:\n" + "\n".join(xs),
         ),
         Section(
             "visited",
-            [f"  {u}" for u in reversed(ctx.get("visited_urls", [])[-15:])],
+            [f"  {u}" for u in reversed(ctx.visited_urls[-15:])],
             1.0,
             "",
             lambda xs: "\nAlready visited (do not crawl again):\n" + "\n".join(reversed(xs)),
@@ -171,51 +156,52 @@ def render_decision_prompt(ctx: dict, budget: int | None = None) -> str:
     return pack(render, sections, budget or NO_BUDGET)
 
 
-def render_analyzer_prompt(ctx: dict, budget: int | None = None) -> str:
-    items = [(f"[{it.source}] {fence(it.title)} <{it.url}>", fence(it.text)[:6000]) for it in ctx.get("items", [])[:30]]
+def render_analyzer_prompt(ctx: EngineContext, budget: int | None = None) -> str:
+    items = [(f"[{it.source}] {fence(it.title)} <{it.url}>", fence(it.text)[:6000]) for it in ctx.items[:30]]
+    step = ctx.step
 
     def render(p: dict[str, str]) -> str:
         return load_prompt("analyzer").substitute(
-            query=ctx["query"],
-            action=ctx.get("action", ""),
-            query_or_url=ctx.get("query_or_url", ""),
-            tool=ctx.get("tool") or "-",
+            query=ctx.query,
+            action=step.action if step else "",
+            query_or_url=step.query_or_url if step else "",
+            tool=(step.tool_used if step else None) or "-",
             tool_output=p["items"],
             facts=p["facts"],
             feedback=p["feedback"],
         )
 
     sections = [
-        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.2, "(none)"),
-        Section("items", items, 0.8, "(no output)", "\n\n".join, fair=True, terms=_terms(ctx["query"])),
-        Section("facts", _fact_lines(ctx.get("facts", []), 20), 1.0, "(none yet)", _untrusted),
+        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.feedback)], 0.2, "(none)"),
+        Section("items", items, 0.8, "(no output)", "\n\n".join, fair=True, terms=_terms(ctx.query)),
+        Section("facts", _fact_lines(ctx.facts, 20), 1.0, "(none yet)", _untrusted),
     ]
     return pack(render, sections, budget or NO_BUDGET)
 
 
-def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
-    facts = sorted(ctx.get("facts", []), key=lambda f: -f.score)[:40]
-    by_n = {s.n: s for s in ctx.get("sources", [])}
+def render_report_prompt(ctx: EngineContext, budget: int | None = None) -> str:
+    facts = sorted(ctx.facts, key=lambda f: -f.score)[:40]
+    by_n = {s.n: s for s in ctx.sources}
     order = list(dict.fromkeys([f.source for f in facts if f.source in by_n] + list(by_n)))
     source_lines = [f"[{n}] {by_n[n].title} \u2014 {by_n[n].url}" for n in order]
 
     def render(p: dict[str, str]) -> str:
         return load_prompt("report").substitute(
-            query=ctx["query"],
+            query=ctx.query,
             facts=p["facts"],
             sources=p["sources"],
             assessment=p["assessment"],
-            confidence=f"{ctx.get('confidence', 0.0):.2f}",
+            confidence=f"{ctx.confidence:.2f}",
             feedback=p["feedback"],
-            citation_problems=_fmt_citation_problems(ctx.get("citation_problems", "")),
+            citation_problems=_fmt_citation_problems(ctx.citation_problems),
         )
 
     def by_number(lines: list[str]) -> str:
         return "\n".join(sorted(lines, key=lambda x: int(x[1 : x.index("]")])))
 
-    assessment = ctx.get("assessment", "")
+    assessment = ctx.analyzer.get("assessment", "") if ctx.analyzer else ""
     sections = [
-        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.get("feedback", []))], 0.2, "(none)"),
+        Section("feedback", [f"- {fence(x)}" for x in reversed(ctx.feedback)], 0.2, "(none)"),
         Section("assessment", [assessment] if assessment else [], 0.1, ""),
         Section("facts", [f"- [{f.source}] {fence(f.text)}" for f in facts], 0.7, "(no facts found)"),
         Section("sources", source_lines, 1.0, "(none)", by_number),
@@ -223,15 +209,24 @@ def render_report_prompt(ctx: dict, budget: int | None = None) -> str:
     return pack(render, sections, budget or NO_BUDGET)
 
 
-def clean_analysis(data: dict, ctx: dict) -> dict:
-    """An LLM analysis keeps only non-empty facts that cite a source shown to it."""
-    valid = {it.source for it in ctx.get("items", [])}
-    data["extracted_info"] = [
-        {"fact": f["fact"], "source": f["source"], "score": 1.0}
-        for f in data["extracted_info"]
-        if f["source"] in valid and f["fact"].strip()
-    ]
-    return data
+def as_choice(obj: DecisionModel) -> Choice:
+    """An LLM's decision as the loop's Choice."""
+    return Choice(obj.next_action, obj.query_or_url, obj.reasoning)
+
+
+def as_analysis(obj: AnalyzerModel, ctx: EngineContext) -> Analysis:
+    """An LLM's analysis as the loop's Analysis: only non-empty facts that cite a source shown to it,
+    dated with the step."""
+    valid = {it.source for it in ctx.items}
+    step = ctx.step.step if ctx.step else 0
+    return Analysis(
+        facts=[Fact(f.fact, f.source, 1.0, step) for f in obj.extracted_info if f.source in valid and f.fact.strip()],
+        assessment=obj.assessment,
+        confidence_score=obj.confidence_score,
+        suggestions_for_next_step=obj.suggestions_for_next_step,
+        new_potential_urls=obj.new_potential_urls,
+        inconsistencies_found=obj.inconsistencies_found,
+    )
 
 
 def _fmt_citation_problems(problems: str) -> str:

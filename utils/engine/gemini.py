@@ -6,22 +6,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from pydantic import BaseModel
-
 from ..clients import gemini_client
 from ..config import DEFAULT_CONTEXT_TOKENS, DEFAULT_GEMINI_MODEL, DEFAULT_LLM_TIMEOUT_S
 from ..errors import EngineError
+from ..research.loopdata import Analysis, Choice
 from .base import (
     AnalyzerModel,
     DecisionModel,
-    EngineResult,
-    clean_analysis,
+    as_analysis,
+    as_choice,
     render_analyzer_prompt,
     render_decision_prompt,
     render_report_prompt,
 )
 from .pricing import cost_usd
-from .protocol import TEMPERATURE, BaseEngine, Capabilities, json_with_repair
+from .protocol import TEMPERATURE, Answer, BaseEngine, Capabilities, EngineContext, EngineResult, M, json_with_repair
 
 RETRY_STATUS = [408, 429, 500, 502, 503, 504]
 DEFAULT_CONTEXT = DEFAULT_CONTEXT_TOKENS  # tokens per prompt: far below Gemini's window, a cap on cost
@@ -83,7 +82,7 @@ class GeminiEngine(BaseEngine):
             "cost_usd": cost_usd(self.price, prompt, output),
         }
 
-    def _json_call(self, kind: str, prompt: str, schema: type[BaseModel]) -> tuple[BaseModel, dict]:
+    def _json_call(self, kind: str, prompt: str, schema: type[M]) -> tuple[M, dict]:
         from google.genai import types
 
         config = types.GenerateContentConfig(
@@ -98,17 +97,17 @@ class GeminiEngine(BaseEngine):
 
         return json_with_repair(ask, schema, lambda valid: self.count_reply(kind, valid), "Gemini")
 
-    def decide(self, ctx: dict) -> EngineResult:
+    def decide(self, ctx: EngineContext) -> EngineResult[Choice]:
         prompt = render_decision_prompt(ctx, self.budget("decide")[0])
         obj, usage = self._json_call("decide", prompt, DecisionModel)
-        return EngineResult(obj.model_dump(), self.name, usage)
+        return EngineResult(as_choice(obj), self.name, usage)
 
-    def analyze(self, ctx: dict) -> EngineResult:
+    def analyze(self, ctx: EngineContext) -> EngineResult[Analysis]:
         prompt = render_analyzer_prompt(ctx, self.budget("analyze")[0])
         obj, usage = self._json_call("analyze", prompt, AnalyzerModel)
-        return EngineResult(clean_analysis(obj.model_dump(), ctx), self.name, usage)
+        return EngineResult(as_analysis(obj, ctx), self.name, usage)
 
-    def report(self, ctx: dict, on_chunk: Callable[[str], None] | None = None) -> EngineResult:
+    def report(self, ctx: EngineContext, on_chunk: Callable[[str], None] | None = None) -> EngineResult[Answer]:
         from google.genai import types
 
         budget, _out = self.budget("report")  # not sent as a limit: thinking models count thoughts in it
@@ -116,11 +115,11 @@ class GeminiEngine(BaseEngine):
         prompt = render_report_prompt(ctx, budget)
         if on_chunk is None:
             resp = self.client().models.generate_content(model=self.model, contents=prompt, config=config)
-            return EngineResult(resp.text or "", self.name, self._usage(resp))
+            return EngineResult(Answer(resp.text or ""), self.name, self._usage(resp))
         parts, last = [], None
         for chunk in self.client().models.generate_content_stream(model=self.model, contents=prompt, config=config):
             if chunk.text:
                 parts.append(chunk.text)
                 on_chunk(chunk.text)
             last = chunk
-        return EngineResult("".join(parts), self.name, self._usage(last) if last is not None else None)
+        return EngineResult(Answer("".join(parts)), self.name, self._usage(last) if last is not None else None)

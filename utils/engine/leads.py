@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
-from ..research.loopdata import Fact, Source
+from ..research.loopdata import Form, Source
 from ..text import STOPWORDS, content_terms, fold, stem, term_set
+from .notes import Weighed
 from .passages import COMMON_CAPS
 from .select import named_in, title_phrase
 from .tuning import OFFLINE as T
@@ -86,7 +87,7 @@ def anchors(query: str, sources: list[Source], weights: dict[str, float]) -> set
 
 
 def salient_entities(
-    facts: list[Fact], query_terms: set[str], limit: int = 3, top: int = 6, named: set[int] = frozenset()
+    facts: list[Weighed], query_terms: set[str], limit: int = 3, top: int = 6, named: set[int] = frozenset()
 ) -> list[str]:
     """Names in the most question-relevant facts that the question does not mention, best first; a
     fact of a source the question names (`named`: anchors()) counts as one of the most relevant."""
@@ -102,7 +103,7 @@ def salient_entities(
         if f.source in named:
             weight = max(weight, most)
         text = " ".join(f.text.split())  # as _names reads it
-        for ent, start, end in _names(text, cut=f.form == "snippet"):
+        for ent, start, end in _names(text, cut=f.form == Form.SNIPPET):
             toks = content_terms(ent)
             if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
                 continue

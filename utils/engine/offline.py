@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from urllib.parse import unquote, urlsplit
 
-from ..config import DEFAULT_CONFIDENCE
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
-from ..research.loopdata import Fact, Source, ToolItem
+from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason, ToolItem
 from ..text import bare_title, content_terms, fold, normalize_query, stem, term_set
 from ..urls import normalize_url
-from .base import EngineResult
 from .leads import anchors, question_names, salient_entities
+from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
     KB_FEATURES,
@@ -40,7 +40,8 @@ from .passages import (
     short_forms,
     with_short_forms,
 )
-from .protocol import BaseEngine
+from .protocol import Answer, BaseEngine, EngineContext, EngineResult
+from .recent import Recent
 from .select import about_subject, choose, named_in, phrase, title_phrase
 from .semantic import similarity
 from .tuning import OFFLINE as T
@@ -65,22 +66,37 @@ def _link_title(url: str) -> str:
 
 class OfflineEngine(BaseEngine):
     name = "offline"
+    ANSWERS_KEPT = 16  # answers composed lately, kept for the report (batch jobs share the engine)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._answers: Recent[tuple[list[Weighed], tuple | None]] = Recent(self.ANSWERS_KEPT)
+
+    def _answer(self, query: str, facts: list[Weighed], sources: list[Source], weights: dict[str, float]):
+        """answer_facts, composed once for the same inputs: a step's analysis composes the answer to
+        weigh it, and the report that follows (same facts, sources and weights) reuses it."""
+        said = tuple(
+            (f.text, f.source, f.score, f.step, f.form, f.qcov, f.retrieval, f.prior, f.follow_up, f.sem) for f in facts
+        )
+        read = tuple((s.n, s.title, s.url, s.snippet, s.excerpt) for s in sources)
+        key = (query, tuple(weights.items()), said, read)
+        return self._answers.get(key, lambda: answer_facts(query, facts, sources, weights))
 
     # ------------------------------------------------------------ decision
-    def decide(self, ctx: dict) -> EngineResult:
-        query = ctx["query"]
-        actions = set(ctx["actions"])
-        fb = feedback_terms(ctx.get("round_feedback", []))
+    def decide(self, ctx: EngineContext) -> EngineResult[Choice]:
+        query = ctx.query
+        actions = set(ctx.actions)
+        fb = feedback_terms(list(ctx.round_feedback))
         round_q = " ".join([query] + fb) if fb else query
-        done = {(h["action"], normalize_query(h["query_or_url"])) for h in ctx.get("history", [])}
-        failed_engines = {h["action"] for h in ctx.get("history", []) if h["action"] in WEB_SEARCH and not h.get("ok")}
+        done = {(h["action"], normalize_query(h["query_or_url"])) for h in ctx.history}
+        failed_engines = {h["action"] for h in ctx.history if h["action"] in WEB_SEARCH and not h.get("ok")}
         qterms = term_set(query) | {stem(t) for t in fb}
 
         def fresh(action: str, q: str) -> bool:
             return action in actions and (action, normalize_query(q)) not in done
 
-        def pick(action: str, q: str, why: str) -> EngineResult:
-            return EngineResult({"next_action": action, "query_or_url": q, "reasoning": why}, self.name)
+        def pick(action: str, q: str, why: str) -> EngineResult[Choice]:
+            return EngineResult(Choice(action, q, why), self.name)
 
         limit = limit_word(query)  # a limit is searched for with the word that states one
         first = f"{round_q} {limit}" if limit else round_q
@@ -103,15 +119,16 @@ class OfflineEngine(BaseEngine):
                 if a in actions:
                     break  # one web engine per query; the search tool itself falls back to the other
 
-        facts = [f for f in ctx.get("facts", []) if f.source not in set(ctx.get("excluded_sources", []))]
+        excluded = set(ctx.excluded_sources)
+        facts = [f for f in weighed(ctx.facts, ctx.notes) if f.source not in excluded]
         weights = question_weights(query)
-        entities = salient_entities(facts, qterms, named=anchors(query, ctx.get("sources", []), weights))
+        entities = salient_entities(facts, qterms, named=anchors(query, list(ctx.sources), weights))
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
         if CRAWL in actions:
-            visited = set(ctx.get("visited_urls", []))
+            visited = set(ctx.visited_urls)
             scored = []
-            for i, c in enumerate(ctx.get("candidate_urls", [])):
+            for i, c in enumerate(ctx.candidate_urls):
                 if c.get("norm", c["url"]) in visited:
                     continue
                 terms = term_set(f"{c.get('title', '')} {c.get('snippet', '')}") | _slug_terms(c["url"])
@@ -133,39 +150,34 @@ class OfflineEngine(BaseEngine):
             for a, q in ((SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)):
                 if fresh(a, q):
                     return pick(a, q, f"Follow the lead '{ent}' found in the sources.")
-        return EngineResult(
-            {
-                "next_action": HITL,
-                "query_or_url": "",
-                "reasoning": "Nothing new left to try with the tools offered.",
-            },
-            self.name,
-            extra={"stop_reason": "exhausted"},
-        )
+        why = "Nothing new left to try with the tools offered."
+        return EngineResult(Choice(HITL, "", why, stop_reason=StopReason.EXHAUSTED), self.name)
 
     # ------------------------------------------------------------ analyzer
-    def analyze(self, ctx: dict) -> EngineResult:
+    def analyze(self, ctx: EngineContext) -> EngineResult[Analysis]:
         """Facts from the step's items (_Reading.item), the documents the best facts name (_bridge_leads),
         one best passage per document then the rest by score (_keep), confidence, pages to read next."""
-        query = ctx["query"]
-        weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
+        query = ctx.query
+        idf = kb_idf(ctx.notes, ctx.history, ctx.term_idf)  # the KB's word rarity, this step's search included
+        weights = question_weights(query, feedback_terms(list(ctx.feedback)), idf[0])
         # A sentence already kept is not kept again, unless it was kept from a search snippet: read on
         # its page, it becomes a fact of the page (the report drops snippets of pages it has read).
-        known = {fold(f.text) for f in ctx.get("facts", []) if f.form != "snippet"}
-        excluded = set(ctx.get("excluded_sources", []))
-        new_facts: list[Fact] = []
+        known = {fold(f.text) for f in ctx.facts if f.form != Form.SNIPPET}
+        excluded = set(ctx.excluded_sources)
+        step = ctx.step.step if ctx.step else 0
+        new_facts: list[Weighed] = []
         unread_leads: dict[int, tuple] = {}  # source -> (item, qcov, opening sentence), if no fact is kept
         kb_rank = 0
         # A search for a lead the facts brought up (not for the question itself) finds the second hop of
         # a two-hop question, but seldom the passage that opens the answer.
-        step_q = ctx.get("query_or_url", "") if ctx.get("action") != CRAWL else ""
+        step_q = ctx.step.query_or_url if ctx.step and ctx.step.action != CRAWL else ""
         follow_up = bool(step_q) and not term_set(query) <= term_set(step_q) and step_q not in question_parts(query)
         read = _Reading(query, weights, step_q)
-        for it in ctx.get("items", []):
+        for it in ctx.items:
             cands, lead = read.item(it, known)
             # The KB ranked whole chunks against the question: its best chunks more likely hold the answer.
-            prior = T.RANK_PRIOR / (1 + kb_rank) if it.form == "kb" and not it.linked else 0.0
-            kb_rank += it.form == "kb"
+            prior = T.RANK_PRIOR / (1 + kb_rank) if it.form == Form.KB and not it.linked else 0.0
+            kb_rank += it.form == Form.KB
             # A page the question names is its first hop: its sentences name the second.
             first_hop = bool(named_in(query, {0: title_phrase(it.title)}, weights))
             for score, qcov, sent, sem in cands[: T.MAX_FACTS_PER_ITEM + T.NAMED_EXTRA_FACTS * first_hop]:
@@ -173,58 +185,56 @@ class OfflineEngine(BaseEngine):
                 new_facts.append(_fact(it, sent, score + prior, qcov, prior, follow_up, sem))
             if lead and it.source not in unread_leads:
                 unread_leads[it.source] = lead
-        new_facts += _bridge_leads(new_facts, ctx.get("facts", []), unread_leads)
-        new_facts = _keep(new_facts)
+        new_facts += _bridge_leads(new_facts, list(ctx.facts), unread_leads)
+        new_facts = [replace(f, step=step) for f in _keep(new_facts)]  # dated with their step
 
         # A fact an LLM extracted counts as read from a page, and as covering none of the question.
         old = [
-            f if f.qcov is not None and f.form else replace(f, qcov=f.qcov or 0.0, form=f.form or "page")
-            for f in ctx.get("facts", [])
+            f if f.qcov is not None and f.form else replace(f, qcov=f.qcov or 0.0, form=f.form or Form.PAGE)
+            for f in weighed(ctx.facts, ctx.notes)
         ]
         all_facts = [f for f in old + new_facts if f.source not in excluded]
-        conf = self._confidence(all_facts, weights, query, ctx.get("sources", []), ctx.get("term_idf"))
-        if all(f.form == "snippet" for f in all_facts):  # search snippets alone settle nothing
+        sources = list(ctx.sources)
+        conf = self._confidence(all_facts, weights, query, sources, idf[0])
+        if all(f.form == Form.SNIPPET for f in all_facts):  # search snippets alone settle nothing
             conf = min(conf, T.SNIPPETS_ONLY_CAP)
         # the names to follow, once for the pages to read next, the bridge check and the suggestion
-        named = anchors(query, ctx.get("sources", []), weights)  # the sources the question names
+        named = anchors(query, sources, weights)  # the sources the question names
         ents = salient_entities(all_facts, set(weights), limit=max(3, T.BRIDGE_NAMES), named=named)
-        new_urls = _next_urls(ctx.get("items", []), set(weights), ents[:3])
-        # Pages found but not read (while reading is possible): search results by their titles, links
-        # (this step's too) by the title their address spells.
-        unread = ctx.get("unread_titles", [])
-        if ctx.get("unread_urls") is not None:
-            read_before = set(ctx.get("visited_urls", []))
-            links = [u for u in new_urls if normalize_url(u) not in read_before]
-            unread = unread + [_link_title(u) for u in ctx["unread_urls"] + links]
-        if _unread_bridge(ents[: T.BRIDGE_NAMES], unread):
+        new_urls = _next_urls(ctx.items, set(weights), ents[:3])
+        if _unread_bridge(ents[: T.BRIDGE_NAMES], _unread_titles(ctx, new_urls)):
             conf = min(conf, T.UNREAD_BRIDGE_CAP)
-        if _unnamed(query, all_facts, ctx.get("sources", [])):
+        if _unnamed(query, all_facts, sources):
             conf = min(conf, T.UNKNOWN_NAME_CAP)
-        sources = {f.source for f in new_facts}
+        found_in = {f.source for f in new_facts}
         suggestions = [f"read {u}" for u in new_urls[:2]] + ([f"search for '{ents[0]}'"] if ents else [])
-        data = {
-            "extracted_info": [_finding(f) for f in new_facts],
-            "assessment": (
-                f"{len(new_facts)} relevant passage(s) from {len(sources)} source(s) in this step; "
+        analysis = Analysis(
+            facts=[f.fact() for f in new_facts],
+            assessment=(
+                f"{len(new_facts)} relevant passage(s) from {len(found_in)} source(s) in this step; "
                 f"confidence {conf:.2f} that the answer is right."
             ),
-            "confidence_score": conf,
-            "suggestions_for_next_step": suggestions,
-            "new_potential_urls": new_urls[:10],
-            "inconsistencies_found": "",
-        }
-        return EngineResult(data, self.name)
+            confidence_score=conf,
+            suggestions_for_next_step=suggestions,
+            new_potential_urls=new_urls[:10],
+            notes=with_facts(ctx.notes, new_facts, idf),
+        )
+        return EngineResult(analysis, self.name)
 
-    @staticmethod
     def _confidence(
-        facts: list[Fact], weights: dict[str, float], query: str, sources: list[Source], idf: dict | None = None
+        self,
+        facts: list[Weighed],
+        weights: dict[str, float],
+        query: str,
+        sources: list[Source],
+        idf: dict | None = None,
     ) -> float:
         """How likely the answer the report would give now is right: a logistic model of what its facts
         say (passages.confidence_features), fitted by bench/calibrate.py; with the KB's word rarity
         (`idf`), the KB model (CONF_KB_*, `calibrate.py --kb`), which weighs two features more."""
         if not facts or not weights:
             return 0.0
-        answer, decided = answer_facts(query, facts, sources, weights)
+        answer, decided = self._answer(query, facts, sources, weights)
         x = confidence_features(answer, facts, weights, query, bool(decided), idf)
         if idf:  # a KB large enough to say how rare the question's words are
             z = T.CONF_KB_INTERCEPT + sum(T.CONF_KB_WEIGHTS[k] * x[k] for k in KB_FEATURES)
@@ -236,20 +246,22 @@ class OfflineEngine(BaseEngine):
         return round(p, 3)
 
     # ------------------------------------------------------------ report
-    def report(self, ctx: dict, on_chunk=None) -> EngineResult:
-        query = ctx["query"]
-        weights = question_weights(query, feedback_terms(ctx.get("feedback", [])), ctx.get("term_idf"))
-        excluded = set(ctx.get("excluded_sources", []))
-        facts = [f for f in ctx.get("facts", []) if f.source not in excluded]
-        chosen, decided = answer_facts(query, facts, ctx.get("sources", []), weights)
-        conf = round(ctx.get("confidence", 0.0), 2)  # compare what the reader sees
-        threshold = ctx.get("threshold", DEFAULT_CONFIDENCE)
+    def report(self, ctx: EngineContext, on_chunk: Callable[[str], None] | None = None) -> EngineResult[Answer]:
+        query = ctx.query
+        idf = kb_idf(ctx.notes, ctx.history, ctx.term_idf)[0]
+        weights = question_weights(query, feedback_terms(list(ctx.feedback)), idf)
+        excluded = set(ctx.excluded_sources)
+        facts = [f for f in weighed(ctx.facts, ctx.notes) if f.source not in excluded]
+        sources = list(ctx.sources)
+        chosen, decided = self._answer(query, facts, sources, weights)
+        conf = round(ctx.confidence, 2)  # compare what the reader sees
+        threshold = ctx.threshold
         if not chosen:
             text = "I could not find information that answers this question with the tools available. " + (
-                ctx.get("why_nothing") or ""
+                ctx.why_nothing or ""
             )
         elif conf < T.NOT_FOUND_BELOW and not decided:
-            missing = "".join(f"Nothing read mentions {n}. " for n in _unnamed(query, facts, ctx.get("sources", [])))
+            missing = "".join(f"Nothing read mentions {n}. " for n in _unnamed(query, facts, sources))
             text = (
                 f"The sources read do not appear to answer this question. {missing}These passages come closest. "
                 + " ".join(f"{_sentence(f)} [{f.source}]" for f in chosen)
@@ -261,10 +273,10 @@ class OfflineEngine(BaseEngine):
                 f"\n\n_Confidence {conf:.2f} is below the threshold {threshold:.2f}: "
                 "treat this as a lead to check, not a settled answer._"
             )
-        return EngineResult(text.strip(), self.name)
+        return EngineResult(Answer(text.strip()), self.name)
 
 
-def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: dict[str, float]):
+def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weights: dict[str, float]):
     """(the facts an answer states, in order; a yes/no verdict and the facts it rests on, or None).
 
     Facts are ranked by the question alone (a follow-up search's own words made some score high in
@@ -290,10 +302,10 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     # of the facts that hold a number is about the question.
     meaning = any(f.sem is not None for f in facts)
 
-    def on_topic(f: Fact, value: bool) -> bool:  # it holds the value asked for, and is about the subject
+    def on_topic(f: Weighed, value: bool) -> bool:  # it holds the value asked for, and is about the subject
         return value and (f.qcov or 0) >= T.VALUE_FIRST_QCOV
 
-    def rank(f: Fact) -> tuple:
+    def rank(f: Weighed) -> tuple:
         value = holds(wants, f.text, query)
         strength = (f.qcov or 0) + T.VALUE_BONUS * value + f.prior - T.FOLLOW_UP_PENALTY * f.follow_up
         strength += T.ANSWER_MEANING_WEIGHT * (f.sem or 0)
@@ -304,7 +316,7 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     # not ".") is one passage: the fuller quote stands for both, ranked as the better of the two.
     ranks = {id(f): rank(f) for f in facts}
 
-    def within(f: Fact, g: Fact) -> bool:
+    def within(f: Weighed, g: Weighed) -> bool:
         return g.source == f.source and len(g.text) > len(f.text) and f.text.rstrip(" .;,") in g.text
 
     inside: set[int] = set()
@@ -314,8 +326,8 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
                 ranks[id(g)] = min(ranks[id(g)], ranks[id(f)])
                 inside.add(id(f))
     facts = sorted((f for f in facts if id(f) not in inside), key=lambda f: ranks[id(f)])
-    full_text_sources = {f.source for f in facts if f.form in ("page", "kb")}
-    facts = [f for f in facts if not (f.form == "snippet" and f.source in full_text_sources)]
+    full_text_sources = {f.source for f in facts if f.form in (Form.PAGE, Form.KB)}
+    facts = [f for f in facts if not (f.form == Form.SNIPPET and f.source in full_text_sources)]
     if not facts:
         return [], None
     chosen = choose(query, facts, sources, weights, lead=on_topic(facts[0], holds(wants, facts[0].text, query)))
@@ -345,17 +357,17 @@ def answer_facts(query: str, facts: list[Fact], sources: list[Source], weights: 
     return chosen, decided
 
 
-def _part_values(query: str, facts: list[Fact], chosen: list[Fact]) -> list[Fact]:
+def _part_values(query: str, facts: list[Weighed], chosen: list[Weighed]) -> list[Weighed]:
     """For a two-part question, the best-ranked fact that holds the kind of value a part asks for and
     is about that part (its own words, not the other part's), when no fact chosen does: "How do I
     encrypt a file, and which method does it use unless I change it?" gets the command as well as the
     default."""
 
-    def answers(f: Fact, kind: str, part: str, own: set[str]) -> bool:
+    def answers(f: Weighed, kind: str, part: str, own: set[str]) -> bool:
         return holds(kind, f.text, part) and not own.isdisjoint(term_set(f.text))
 
     parts = question_parts(query)
-    out: list[Fact] = []
+    out: list[Weighed] = []
     for part in parts:
         kind = asks_for(part)
         if not kind:
@@ -369,7 +381,7 @@ def _part_values(query: str, facts: list[Fact], chosen: list[Fact]) -> list[Fact
     return out
 
 
-def _unnamed(query: str, facts: list[Fact], sources: list[Source]) -> list[str]:
+def _unnamed(query: str, facts: Sequence[Fact], sources: Sequence[Source]) -> list[str]:
     """The names in code the question asks about that nothing read mentions (the text kept of each
     source, its facts): the documents read do not cover them ("--env-file" in docs older than it)."""
     names = code_names(query)
@@ -380,9 +392,9 @@ def _unnamed(query: str, facts: list[Fact], sources: list[Source]) -> list[str]:
     return [n for n in names if fold(n) not in read and fold(n.rsplit(".", 1)[-1]) not in read]
 
 
-def _sentence(fact: Fact) -> str:
+def _sentence(fact: Weighed) -> str:
     text = fact.text.strip()
-    if fact.form == "snippet" and not text.endswith((".", "!", "?", '"', "\u201d")):
+    if fact.form == Form.SNIPPET and not text.endswith((".", "!", "?", '"', "\u201d")):
         text += "\u2026"  # search snippets are cut short: say so
     return text
 
@@ -502,36 +514,21 @@ def _fact(
     prior: float = 0.0,
     follow_up: bool = False,
     sem: float | None = None,
-) -> Fact:
-    return Fact(
+) -> Weighed:
+    return Weighed(
         sent,
         it.source,
         round(score, 3),
         qcov=round(qcov, 3),
         form=it.form,
-        retrieval=round(float(it.score), 3) if it.form == "kb" and it.score is not None else None,
+        retrieval=round(float(it.score), 3) if it.form == Form.KB and it.score is not None else None,
         prior=round(prior, 3),  # what the KB's ranking of its chunk adds
         follow_up=follow_up,
         sem=sem,
     )
 
 
-def _finding(f: Fact) -> dict:
-    """A fact as analyze() reports it (the engines' extracted_info; the Analyzer node dates it)."""
-    data = {"fact": f.text, "source": f.source, "score": f.score, "qcov": f.qcov}
-    if f.follow_up:
-        data["follow_up"] = True
-    if f.prior:
-        data["prior"] = f.prior
-    data["form"] = f.form
-    if f.retrieval is not None:
-        data["retrieval"] = f.retrieval
-    if f.sem is not None:
-        data["sem"] = f.sem
-    return data
-
-
-def _bridge_leads(new_facts: list[Fact], old_facts: list[Fact], unread_leads: dict[int, tuple]) -> list[Fact]:
+def _bridge_leads(new_facts: list[Weighed], old_facts: Sequence[Fact], unread_leads: dict[int, tuple]) -> list[Weighed]:
     """A document the best facts name (the bridge of a two-hop question) keeps its opening sentence
     even when that shares few words with the question: it says what the named thing is."""
     have = {f.source for f in new_facts}
@@ -544,7 +541,7 @@ def _bridge_leads(new_facts: list[Fact], old_facts: list[Fact], unread_leads: di
     ]
 
 
-def _keep(new_facts: list[Fact]) -> list[Fact]:
+def _keep(new_facts: list[Weighed]) -> list[Weighed]:
     """Every document keeps its best passage (a linked page may hold the second half of the answer
     while sharing few words with the question); the rest compete on score."""
     firsts, seen_src = [], set()
@@ -554,6 +551,18 @@ def _keep(new_facts: list[Fact]) -> list[Fact]:
             firsts.append(f)
     rest = sorted((f for f in new_facts if f not in firsts), key=lambda f: -f.score)
     return sorted(firsts + rest[: max(0, T.MAX_FACTS_PER_STEP - len(firsts))], key=lambda f: -f.score)
+
+
+def _unread_titles(ctx: EngineContext, new_urls: list[str]) -> list[str]:
+    """Pages found but not read, while reading is possible: search results by their titles, links
+    (this step's too) by the title their address spells."""
+    if not ctx.can_crawl:
+        return []
+    found = ctx.candidate_urls
+    titles = [c["title"] for c in found if c.get("title")][:50]
+    read_before = set(ctx.visited_urls)
+    links = [u for u in new_urls if normalize_url(u) not in read_before]
+    return titles + [_link_title(u) for u in [c["url"] for c in found if not c.get("title")][:50] + links]
 
 
 def _unread_bridge(leads: list[str], unread_titles: list[str]) -> bool:
@@ -572,7 +581,7 @@ def _next_urls(items: list[ToolItem], qterms: set[str], leads: list[str]) -> lis
     ent_terms = set().union(*(term_set(e) for e in leads))
     urls: list[tuple[float, str]] = []
     for it in items:
-        if it.form == "snippet" and it.url.startswith("http"):
+        if it.form == Form.SNIPPET and it.url.startswith("http"):
             urls.append((len(term_set(it.title + " " + it.text) & qterms) + 0.5, it.url))
         for link in it.links[:300]:
             slug = _slug_terms(link)

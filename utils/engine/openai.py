@@ -28,12 +28,13 @@ from ..config import (
     DEFAULT_LOCAL_LLM_TIMEOUT_S,
 )
 from ..errors import EngineError
+from ..research.loopdata import Analysis, Choice
 from ..usage import zero_usage
 from .base import (
     AnalyzerModel,
     DecisionModel,
-    EngineResult,
-    clean_analysis,
+    as_analysis,
+    as_choice,
     render_analyzer_prompt,
     render_decision_prompt,
     render_report_prompt,
@@ -41,7 +42,7 @@ from .base import (
 from .context import CHAT_OVERHEAD, estimate_tokens
 from .parse import ThinkFilter, strip_think
 from .pricing import cost_usd
-from .protocol import TEMPERATURE, BaseEngine, Capabilities, json_with_repair
+from .protocol import TEMPERATURE, Answer, BaseEngine, Capabilities, EngineContext, EngineResult, M, json_with_repair
 
 LADDER = ("json_schema", "json_object+schema", "json_object", "text")
 REFUSED = {400, 422, 500, 501}  # a server that cannot do a response format answers with one of these
@@ -213,7 +214,7 @@ class OpenAIEngine(BaseEngine):
                         if self.warn:
                             self.warn(f"openai: {msg}")
 
-    def _json_call(self, kind: str, render: Callable[[int], str], schema: type[BaseModel]) -> tuple[BaseModel, dict]:
+    def _json_call(self, kind: str, render: Callable[[int], str], schema: type[M]) -> tuple[M, dict]:
         def ask(note: str) -> tuple[str, dict, str]:
             resp = self._create_structured(kind, render, schema, note)
             msg = resp.choices[0].message if resp.choices else None
@@ -225,15 +226,15 @@ class OpenAIEngine(BaseEngine):
 
     # ------------------------------------------------------------------ the three calls
 
-    def decide(self, ctx: dict) -> EngineResult:
+    def decide(self, ctx: EngineContext) -> EngineResult[Choice]:
         obj, usage = self._json_call("decide", lambda b: render_decision_prompt(ctx, b), DecisionModel)
-        return EngineResult(obj.model_dump(), self.name, usage, extra={"mode": self.mode})
+        return EngineResult(as_choice(obj), self.name, usage)
 
-    def analyze(self, ctx: dict) -> EngineResult:
+    def analyze(self, ctx: EngineContext) -> EngineResult[Analysis]:
         obj, usage = self._json_call("analyze", lambda b: render_analyzer_prompt(ctx, b), AnalyzerModel)
-        return EngineResult(clean_analysis(obj.model_dump(), ctx), self.name, usage, extra={"mode": self.mode})
+        return EngineResult(as_analysis(obj, ctx), self.name, usage)
 
-    def report(self, ctx: dict, on_chunk: Callable[[str], None] | None = None) -> EngineResult:
+    def report(self, ctx: EngineContext, on_chunk: Callable[[str], None] | None = None) -> EngineResult[Answer]:
         budget, out = self.budget("report")
         prompt = render_report_prompt(ctx, budget)
         messages = [{"role": "user", "content": prompt}]
@@ -244,7 +245,7 @@ class OpenAIEngine(BaseEngine):
             )
             text = strip_think(resp.choices[0].message.content or "") if resp.choices else ""
             self.count_reply("report", bool(text.strip()))
-            return EngineResult(text, self.name, self._usage(getattr(resp, "usage", None)))
+            return EngineResult(Answer(text), self.name, self._usage(getattr(resp, "usage", None)))
         stream = self._open_stream(messages, out)
         parts, usage, think = [], None, ThinkFilter()
         for chunk in stream:
@@ -263,7 +264,7 @@ class OpenAIEngine(BaseEngine):
         self.count_reply("report", bool(text.strip()))
         if usage is None:  # the server sent no usage: the call is counted, its tokens are not known
             usage = {**zero_usage(), "calls": 1, "cost_usd": None if self.price else 0.0}
-        return EngineResult(text, self.name, usage)
+        return EngineResult(Answer(text), self.name, usage)
 
     def _open_stream(self, messages: list[dict], max_tokens: int):
         import openai

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..research.loopdata import Fact
+from ..research.loopdata import Form
 from ..text import STOPWORDS, content_terms, fold, paragraphs, split_sentences, stem, term_set, without_marker
+from .notes import Weighed
 from .tuning import OFFLINE as T
 
 _CAPS = re.compile(r"\b[A-Z][\w]+")
@@ -370,12 +371,12 @@ def is_quotable(sentence: str) -> bool:
     return T.MIN_CHARS <= len(sentence) <= T.MAX_CHARS and not sentence.startswith(("#", "|"))
 
 
-def trust(fact: Fact) -> float:
+def trust(fact: Weighed) -> float:
     """How much a fact's wording can be taken at face value: snippets are cut short, and a KB
     passage counts in proportion to the KB's own retrieval score."""
-    if fact.form == "snippet":
+    if fact.form == Form.SNIPPET:
         return T.SNIPPET_TRUST
-    if fact.form == "kb" and fact.retrieval is not None:
+    if fact.form == Form.KB and fact.retrieval is not None:
         return T.KB_TRUST_BASE + (1 - T.KB_TRUST_BASE) * fact.retrieval
     return 1.0
 
@@ -385,8 +386,8 @@ KB_FEATURES = (*FEATURES, "specific", "crowd")  # with a KB's word rarity (term 
 
 
 def confidence_features(
-    answer: list[Fact],
-    facts: list[Fact],
+    answer: list[Weighed],
+    facts: list[Weighed],
     weights: dict[str, float],
     query: str,
     decided: bool = False,
@@ -433,7 +434,7 @@ def _specific(weights: dict[str, float], idf: dict[str, float] | None) -> float:
     return sum(min(idf.get(t, T.IDF_CAP), T.IDF_CAP) for t in weights) / (T.IDF_CAP * len(weights))
 
 
-def _crowd(facts: list[Fact]) -> float:
+def _crowd(facts: list[Weighed]) -> float:
     near = [(f.qcov or 0.0) + T.MEANING_WEIGHT * (f.sem or 0.0) for f in facts]
     top = max(near, default=0.0)
     return min(1.0, sum(v >= top - T.CROWD_WINDOW for v in near) / T.CROWD_FULL)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TypeVar
 
 from ..deadline import call_within
-from .base import EngineResult
-from .protocol import BaseEngine, Engine
+from ..research.loopdata import Analysis, Choice
+from .protocol import Answer, BaseEngine, Engine, EngineContext, EngineResult
+
+T = TypeVar("T")
 
 LOW_CONFIDENCE_CAP = 0.35  # an analysis made by the fallback engine never claims more than this
 
@@ -34,28 +38,30 @@ class ResilientEngine(BaseEngine):
     def stats(self) -> dict:
         return self.primary.stats
 
-    def _run(self, call: Callable[..., EngineResult], fallback: Callable[[dict], EngineResult], ctx: dict, **kw):
-        # ctx["deadline"] (time.monotonic()) bounds the call: when it passes, the call in flight is
+    def _run(self, call: Callable[..., EngineResult[T]], fallback: Callable[..., EngineResult[T]], ctx, **kw):
+        # ctx.deadline (time.monotonic()) bounds the call: when it passes, the call in flight is
         # abandoned and the offline engine answers (TimeLimitExceeded is one more failure).
-        deadline = ctx.get("deadline")
-        left = None if deadline is None else deadline - time.monotonic()
+        left = None if ctx.deadline is None else ctx.deadline - time.monotonic()
         try:
             return call_within(left, call, ctx, **kw)
         except Exception as exc:  # noqa: BLE001 - any LLM failure is survivable
-            res = fallback(ctx)
-            res.usage = getattr(exc, "usage", None)  # what an exception carries is not the engine's contract
-            res.fallback = True
-            res.error = f"{type(exc).__name__}: {exc}"[:500]
-            return res
+            # what an exception carries (the tokens spent before it) is not the engine's contract
+            return replace(
+                fallback(ctx),
+                usage=getattr(exc, "usage", None),
+                fallback=True,
+                error=f"{type(exc).__name__}: {exc}"[:500],
+            )
 
-    def decide(self, ctx: dict) -> EngineResult:
+    def decide(self, ctx: EngineContext) -> EngineResult[Choice]:
         return self._run(self.primary.decide, self.fallback.decide, ctx)
 
-    def analyze(self, ctx: dict) -> EngineResult:
+    def analyze(self, ctx: EngineContext) -> EngineResult[Analysis]:
         res = self._run(self.primary.analyze, self.fallback.analyze, ctx)
-        if res.fallback and isinstance(res.data, dict):
-            res.data["confidence_score"] = round(min(res.data["confidence_score"], LOW_CONFIDENCE_CAP), 3)
-        return res
+        if not res.fallback:
+            return res
+        capped = round(min(res.data.confidence_score, LOW_CONFIDENCE_CAP), 3)
+        return replace(res, data=replace(res.data, confidence_score=capped))
 
-    def report(self, ctx: dict, on_chunk: Callable[[str], None] | None = None) -> EngineResult:
+    def report(self, ctx: EngineContext, on_chunk: Callable[[str], None] | None = None) -> EngineResult[Answer]:
         return self._run(self.primary.report, self.fallback.report, ctx, on_chunk=on_chunk)

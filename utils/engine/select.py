@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 
-from ..research.loopdata import Fact, Source
+from ..research.loopdata import Source
 from ..text import bare_title, has_qualifier, term_set, tokenize
+from .notes import Weighed
 from .passages import asks_for, coverage, holds, without_heading
 from .tuning import OFFLINE as T
 
@@ -84,8 +85,8 @@ def _wanted(query: str):
 
 
 def choose(
-    query: str, facts: list[Fact], sources: list[Source], weights: dict[str, float], lead: bool = False
-) -> list[Fact]:
+    query: str, facts: list[Weighed], sources: list[Source], weights: dict[str, float], lead: bool = False
+) -> list[Weighed]:
     """The facts the report states, in order. `facts` are sorted best first (by question coverage).
     With `lead`, the first fact opens the answer (it holds the value the question asks for) and only
     what adds to it joins."""
@@ -104,7 +105,7 @@ def choose(
     titles = {s.n: term_set(bare_title(s.title)) for s in sources}
     excerpts = {s.n: without_heading((s.excerpt or "").lstrip()) for s in sources}
 
-    def about(f: Fact) -> set[str]:
+    def about(f: Weighed) -> set[str]:
         text = f.text.strip()
         lead = excerpts.get(f.source, "").startswith(text[:80])
         return (term_set(text) | (titles.get(f.source, set()) if about_subject(text, lead) else set())) & w
@@ -114,14 +115,14 @@ def choose(
 
     wants = asks_for(query)
 
-    def has_type(f: Fact) -> bool:
+    def has_type(f: Weighed) -> bool:
         if wants in ("default", "version", "code"):
             return holds(wants, f.text, query)
         return bool(wanted) and any(v not in qwords for v in wanted.findall(f.text))
 
     plain = {s.n for s in sources if not has_qualifier(s.title)}
 
-    def primary(f: Fact) -> bool:
+    def primary(f: Weighed) -> bool:
         """A title without a qualifier names the main thing of that name ("Ed Wood", not "Ed Wood
         (film)"): on a tie, the pair about the main thing wins."""
         return f.source in plain
@@ -135,7 +136,7 @@ def choose(
         for n in mentions(f.text, names, own=f.source):
             says[f.source, n] = max(says.get((f.source, n), 0.0), (f.qcov or 0.0) / top)
 
-    def link(a: Fact, b: Fact) -> float:
+    def link(a: Weighed, b: Weighed) -> float:
         ab = b.source not in named and b.source in linked[a.source]
         ba = a.source not in named and a.source in linked[b.source]
         return max(ab * says.get((a.source, b.source), READ_LINK), ba * says.get((b.source, a.source), READ_LINK))

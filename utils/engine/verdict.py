@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 
-from ..research.loopdata import Fact, Source
+from ..research.loopdata import Source
 from ..text import STOPWORDS, bare_title, fold, has_qualifier, qualifier, term_set, tokenize
+from .notes import Weighed
 from .select import named_in, title_phrase
 
 _AUX = frozenset("is are was were do does did can could has have had will would should".split())
@@ -29,7 +30,7 @@ _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:(?:an?|the|one of the)\s+)?(.{
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
 
 
-def _facts_of(n: int, facts: list[Fact]) -> list[Fact]:
+def _facts_of(n: int, facts: list[Weighed]) -> list[Weighed]:
     return [f for f in facts if f.source == n]
 
 
@@ -51,7 +52,7 @@ def asks_yes_no(query: str) -> bool:
     return bool(toks) and toks[0] in _AUX
 
 
-def verdict(query: str, chosen: list[Fact], facts: list[Fact], sources: list[Source], weights: dict[str, float]):
+def verdict(query: str, chosen: list[Weighed], facts: list[Weighed], sources: list[Source], weights: dict[str, float]):
     """(sentence starting "Yes." or "No.", with citations; the two facts it rests on) or None.
     `chosen` are the facts the report states already."""
     got = _decide(query, chosen, facts, sources, weights)

@@ -1,27 +1,13 @@
 """Offering and remapping actions with the tool registry (utils/registry.py), and why a research
-round stops. The report's stop texts are built from STOP_REASONS."""
+round stops (the reasons: loopdata.StopReason)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..registry import BY_ACTION, HITL, TOOLS, takes_urls
 from .loopdata import Choice
 from .loopguard import split_urls
-
-STOP_REASONS = (
-    "confident",  # confidence >= threshold
-    "decided",  # the engine chose to hand over itself
-    "exhausted",  # the offline policy has nothing left to try
-    "budget",  # --max-iterations reached
-    "loop_repeat",  # the same normalized action+query again
-    "loop_revisit",  # a URL already visited
-    "stall",  # confidence not improving for 3 analyses
-    "tool_failures",  # tools failing repeatedly
-    "no_tools",  # nothing usable is offered
-    "time_limit",  # --time-limit spent for this round
-    "interrupted",  # Ctrl-C; the session can be resumed
-)
 
 
 def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
@@ -30,10 +16,10 @@ def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     return [t.action for t in TOOLS if t.tool in s.tools and t.available(s, kb_available)] + [HITL]
 
 
-def remap_decision(decision: dict, actions: list[str], query: str) -> Choice:
+def remap_decision(decision: Choice, actions: Sequence[str], query: str) -> Choice:
     """Make the engine's choice executable with the tools offered; record what was changed."""
-    action, q = decision["next_action"], (decision.get("query_or_url") or "").strip()
-    out = Choice(action, q, decision.get("reasoning", ""))
+    action, q = decision.action, (decision.query_or_url or "").strip()
+    out = Choice(action, q, decision.reasoning or "")
     if takes_urls(action) and action in actions and not split_urls(q):
         out.remapped_from = action
         action = BY_ACTION[action].fallbacks[0]  # the engine gave no URL: search for what it wrote instead

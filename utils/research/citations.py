@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 from ..text import STOPWORDS, content_terms, split_sentences, stem, tokenize, without_marker
 from .loopdata import Fact, Source
@@ -53,7 +54,7 @@ def merge_excerpt(old: str, new: str, limit: int = EXCERPT_MAX) -> str:
     return f"{old}\n…\n{new[:room]}" if old else new[:room]
 
 
-def source_text(source: Source, facts: list[Fact] = ()) -> str:
+def source_text(source: Source, facts: Sequence[Fact] = ()) -> str:
     """What Sleuth kept of a source: title, snippet and excerpt; facts only when no excerpt was
     kept (sessions saved before excerpts existed)."""
     parts = [source.title or "", source.snippet or "", source.excerpt or ""]
@@ -117,7 +118,7 @@ class _Text:
     sentences: list[str]
 
 
-def _index(source: Source, facts: list[Fact]) -> _Text:
+def _index(source: Source, facts: Sequence[Fact]) -> _Text:
     text = source_text(source, facts)
     toks = tokenize(_norm(text))
     body = text[len(source.title or "") :] if text.startswith(source.title or "\0") else text
@@ -193,7 +194,7 @@ class Verification:
         return {"total": self.total, "supported": self.supported, "unsupported": self.total - self.supported}
 
 
-def verify(answer: str, sources: list[Source], facts: list[Fact] = ()) -> Verification:
+def verify(answer: str, sources: Sequence[Source], facts: Sequence[Fact] = ()) -> Verification:
     """A verdict for every [n] in `answer` against the stored text of source n."""
     by_n = {s.n: s for s in sources}
     cache: dict[int, _Text] = {}
@@ -262,29 +263,48 @@ def summary(v: Verification, regenerated: bool = False) -> dict:
 # ---------------------------------------------------------------- the policy
 
 
+class _HasText(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+class Written(Protocol):
+    """A report an engine wrote (engine/protocol.py: EngineResult[Answer])."""
+
+    @property
+    def data(self) -> _HasText: ...
+
+    @property
+    def engine(self) -> str: ...
+
+
+W = TypeVar("W", bound=Written)
+
+
 @dataclass
-class VerifiedReport:
+class VerifiedReport(Generic[W]):
     answer: str  # flagged: unsupported citations shown as [n?]
     verification: Verification
-    results: list  # every EngineResult (one, or two when the report was written again)
+    results: list[W]  # every report written (one, or two when the report was written again)
 
     @property
     def regenerated(self) -> bool:
         return len(self.results) > 1
 
 
-def verified_report(write: Callable[[dict, bool], object], ctx: dict) -> VerifiedReport:
-    """Write the report with `write(ctx, first)`, verify its citations against ctx["sources"], and
-    when an LLM (not the extractive offline engine) wrote it with problems, write it once more with
-    the problems quoted in ctx["citation_problems"]; whatever is still unsupported is flagged."""
-    sources, facts = ctx.get("sources", []), ctx.get("facts", [])
-    result = write(ctx, True)
+def verified_report(
+    write: Callable[[str, bool], W], sources: Sequence[Source], facts: Sequence[Fact]
+) -> VerifiedReport[W]:
+    """Write the report with `write(citation_problems, first)`, verify its citations against the
+    sources, and when an LLM (not the extractive offline engine) wrote it with problems, write it once
+    more with the problems quoted; whatever is still unsupported is flagged."""
+    result = write("", True)
     results = [result]
-    answer = str(result.data)
+    answer = result.data.text
     v = verify(answer, sources, facts)
     if v.problems and result.engine != "offline":
-        result = write({**ctx, "citation_problems": problems_text(v)}, False)
+        result = write(problems_text(v), False)
         results.append(result)
-        answer = str(result.data)
+        answer = result.data.text
         v = verify(answer, sources, facts)
     return VerifiedReport(flag(answer, v), v, results)

@@ -11,10 +11,46 @@ a whole `page`, a `kb` passage); a source's `kind` is where it lives (`external`
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from enum import StrEnum
 from typing import Literal
 
-Form = Literal["snippet", "page", "kb"]
+
+class Form(StrEnum):
+    """What an item's or a fact's text is. Spelled here only (tests/test_layout.py)."""
+
+    SNIPPET = "snippet"  # a search result's snippet
+    PAGE = "page"  # a whole page read (crawled, or a wiki page)
+    KB = "kb"  # a knowledge-base passage
+
+
+class StopReason(StrEnum):
+    """Why a research round stopped (research/loopguard.py, the Decision node). Spelled here only
+    (tests/test_layout.py); saved in sessions as its string."""
+
+    CONFIDENT = "confident"  # confidence >= threshold
+    DECIDED = "decided"  # the engine chose to hand over itself
+    EXHAUSTED = "exhausted"  # the offline policy has nothing left to try
+    BUDGET = "budget"  # --max-iterations, --max-tokens or --max-cost reached
+    LOOP_REPEAT = "loop_repeat"  # the same normalized action+query again
+    LOOP_REVISIT = "loop_revisit"  # a URL already visited
+    STALL = "stall"  # confidence not improving for 3 analyses
+    TOOL_FAILURES = "tool_failures"  # tools failing repeatedly
+    NO_TOOLS = "no_tools"  # nothing usable is offered
+    TIME_LIMIT = "time_limit"  # --time-limit spent for this round
+    INTERRUPTED = "interrupted"  # Ctrl-C; the session can be resumed
+
+
+Stop = tuple[StopReason, str]  # a stop reason and the detail shown with it
+
+
+def form_of(value: object, default: Form | None = Form.PAGE) -> Form | None:
+    """A saved form read back (older files may hold anything): the Form, or `default`."""
+    try:
+        return Form(str(value))
+    except ValueError:
+        return default
 
 
 @dataclass
@@ -25,6 +61,15 @@ class Choice:
     query_or_url: str
     reasoning: str = ""
     remapped_from: str | None = None  # the engine's choice when it was not offered
+    stop_reason: StopReason | None = None  # an engine handing over says why (None: it decided)
+
+    def to_json(self) -> dict:
+        return {
+            "action": self.action,
+            "query_or_url": self.query_or_url,
+            "reasoning": self.reasoning,
+            "remapped_from": self.remapped_from,
+        }
 
 
 @dataclass
@@ -49,7 +94,7 @@ class ToolItem:
     @property
     def internal(self) -> bool:
         """Found in the knowledge base rather than on the web (its source's kind)."""
-        return self.form == "kb"
+        return self.form == Form.KB
 
 
 @dataclass
@@ -72,7 +117,7 @@ class PendingStep:
     def to_json(self) -> dict:
         """The saved form (a flat object, as sessions have always held it)."""
         return {
-            **asdict(self.decision),
+            **self.decision.to_json(),
             "step": self.step,
             "items": [asdict(i) for i in self.items],
             "tool_used": self.tool_used,
@@ -89,7 +134,7 @@ class PendingStep:
                 it.get("url", ""),
                 it.get("title", ""),
                 it.get("text", ""),
-                it.get("form", it.get("kind", "page")),  # older files called an item's form `kind`
+                form_of(it.get("form", it.get("kind"))) or Form.PAGE,  # older files called an item's form `kind`
                 **{k: v for k, v in it.items() if k in names},
             )
             for it in data.get("items", [])
@@ -103,25 +148,26 @@ class PendingStep:
 
 @dataclass
 class Analysis:
-    """What an engine's analyze() says about one step (the engines' dict, read once, here)."""
+    """What an engine's analyze() says about one step."""
 
-    extracted_info: list[dict]  # {"fact", "source", "score"}, and from the offline engine Fact's other fields
+    facts: list[Fact]  # what the step's items say that bears on the question, dated with the step
     assessment: str
     confidence_score: float
     suggestions_for_next_step: list[str] = field(default_factory=list)
     new_potential_urls: list[str] = field(default_factory=list)
     inconsistencies_found: str = ""
+    notes: dict[str, dict] = field(default_factory=dict)  # engine name -> its notes, kept in the session
 
-    @classmethod
-    def from_data(cls, data: dict) -> Analysis:
-        return cls(
-            extracted_info=list(data.get("extracted_info", [])),
-            assessment=data.get("assessment", ""),
-            confidence_score=float(data.get("confidence_score", 0.0)),
-            suggestions_for_next_step=list(data.get("suggestions_for_next_step", [])),
-            new_potential_urls=list(data.get("new_potential_urls", [])),
-            inconsistencies_found=data.get("inconsistencies_found", ""),
-        )
+    def record(self) -> dict:
+        """The Analyzer JSON as the session's `analyzer_reports` keep it."""
+        return {
+            "extracted_info": [{"fact": f.text, "source": f.source, "score": f.score} for f in self.facts],
+            "assessment": self.assessment,
+            "confidence_score": self.confidence_score,
+            "suggestions_for_next_step": self.suggestions_for_next_step,
+            "new_potential_urls": self.new_potential_urls,
+            "inconsistencies_found": self.inconsistencies_found,
+        }
 
 
 @dataclass
@@ -154,35 +200,38 @@ class Source:
 
 @dataclass
 class Fact:
-    """A passage kept for the report: what one source says that bears on the question."""
+    """A passage kept for the report: what one source says that bears on the question. What an
+    engine weighed to choose it stays with the engine (its notes, keyed by `key`)."""
 
     text: str
     source: int  # the number of its Source
     score: float = 0.0  # relevance to the question, 0..1
-    step: int = 0  # the step that found it (0 while the analyzer is still weighing it)
-    qcov: float | None = None  # offline analyzer: weighted share of the question's terms in it; None from an LLM
-    form: Form | Literal[""] = ""  # what its text was read from; "" when an LLM extracted it
-    retrieval: float | None = None  # KB facts (offline analyzer): the hit's retrieval score
-    prior: float = 0.0  # offline analyzer, KB facts: what the KB's ranking of the chunk adds to its rank
-    follow_up: bool = False  # offline analyzer: found by a search for a lead, not for the question itself
-    sem: float | None = None  # offline analyzer: closeness in meaning to the question (engine/semantic.py)
+    step: int = 0  # the step that found it
+    form: Form | None = None  # what its text was read from; None when an LLM extracted it
+
+    @property
+    def key(self) -> str:
+        """The fact's identity across saves: its step, its source and a digest of its text."""
+        digest = hashlib.blake2b(self.text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        return f"{self.step}:{self.source}:{digest}"
 
     def to_json(self) -> dict:
-        """The saved form: the analyzer's optional fields only when it set them, as sessions have held it."""
-        data = {"text": self.text, "source": self.source, "score": self.score, "step": self.step}
-        optional = {"qcov": self.qcov, "form": self.form or None, "retrieval": self.retrieval, "sem": self.sem}
-        data |= {k: v for k, v in optional.items() if v is not None}
-        data |= {k: v for k, v in (("prior", self.prior), ("follow_up", self.follow_up)) if v}
+        """The saved form (`form` only when known, as sessions have held it)."""
+        data: dict[str, object] = {"text": self.text, "source": self.source, "score": self.score, "step": self.step}
+        if self.form:
+            data["form"] = self.form
         return data
 
     @classmethod
     def from_json(cls, data: object) -> Fact:
-        """A saved fact; older files called its `form` `kind`."""
+        """A saved fact; older files called its `form` `kind` (and held the offline engine's notes, ignored)."""
         if not isinstance(data, dict) or not isinstance(data.get("source"), int):
             raise ValueError('its "extracted_information" include an entry that is not a fact with a source')
         known = {k: v for k, v in data.items() if k in _FACT_FIELDS}
         if "form" not in known and "kind" in data:
             known["form"] = data["kind"]
+        if "form" in known:
+            known["form"] = form_of(known["form"], None)
         return cls(**{"text": "", **known})
 
 

@@ -7,6 +7,7 @@ import re
 
 from ..registry import CRAWL, HITL, takes_urls
 from ..text import normalize_query
+from .loopdata import Stop, StopReason
 from .state import Shared, round_cost, round_iterations, round_reports, round_tokens
 
 STALL_WINDOW = 3  # analyses without improvement that count as a stall
@@ -39,35 +40,35 @@ def pre_decision_stop(
     time_left: float | None = None,
     max_tokens: int = 0,
     max_cost: float = 0.0,
-) -> tuple[str, str] | None:
+) -> Stop | None:
     """Reasons to stop before asking the engine anything. `time_left` is what remains of the round's
     --time-limit (None: no limit)."""
     if time_left is not None and time_left <= 0:
-        return "time_limit", "the time limit for this round is spent"
+        return StopReason.TIME_LIMIT, "the time limit for this round is spent"
     tokens = round_tokens(shared)
     if max_tokens and tokens >= max_tokens:
-        return "budget", f"reached --max-tokens {max_tokens} ({tokens} tokens this round)"
+        return StopReason.BUDGET, f"reached --max-tokens {max_tokens} ({tokens} tokens this round)"
     reports = round_reports(shared)
     if reports and shared["confidence_score"] >= threshold:
-        return "confident", f"confidence {shared['confidence_score']:.2f} >= threshold {threshold:.2f}"
+        return StopReason.CONFIDENT, f"confidence {shared['confidence_score']:.2f} >= threshold {threshold:.2f}"
     if round_iterations(shared) >= max_iterations:
-        return "budget", f"reached --max-iterations {max_iterations}"
+        return StopReason.BUDGET, f"reached --max-iterations {max_iterations}"
     spent = round_cost(shared)
     if max_cost and spent is not None and spent >= max_cost:
-        return "budget", f"estimated cost ${spent:.4f} reached --max-cost ${max_cost:g}"
+        return StopReason.BUDGET, f"estimated cost ${spent:.4f} reached --max-cost ${max_cost:g}"
     if len(reports) > STALL_WINDOW:
         before = max(r["confidence_score"] for r in reports[:-STALL_WINDOW])
         recent = [r["confidence_score"] for r in reports[-STALL_WINDOW:]]
         if max(recent) <= before + 1e-9:
-            return "stall", f"confidence has not improved for {STALL_WINDOW} analyses (best {before:.2f})"
+            return StopReason.STALL, f"confidence has not improved for {STALL_WINDOW} analyses (best {before:.2f})"
     start = shared.get("round_start_iteration", 0)
     steps = [h for h in shared["research_history"] if h.get("step", 0) > start]
     if len(steps) >= FAILURE_WINDOW and not any(h.get("ok") for h in steps[-FAILURE_WINDOW:]):
-        return "tool_failures", f"the last {FAILURE_WINDOW} tool steps all failed"
+        return StopReason.TOOL_FAILURES, f"the last {FAILURE_WINDOW} tool steps all failed"
     return None
 
 
-def post_decision_check(shared: Shared, action: str, query_or_url: str) -> tuple[str, str] | None:
+def post_decision_check(shared: Shared, action: str, query_or_url: str) -> Stop | None:
     """Loop detection on the engine's chosen action (after any remap)."""
     if action == HITL:
         return None
@@ -77,9 +78,9 @@ def post_decision_check(shared: Shared, action: str, query_or_url: str) -> tuple
         urls = split_urls(query_or_url)
         visited = set(shared["visited_urls"])
         if urls and all(normalize_url(u) in visited for u in urls):
-            return "loop_revisit", f"URL already visited: {urls[0]}"
+            return StopReason.LOOP_REVISIT, f"URL already visited: {urls[0]}"
     key = (action, normalize_query(query_or_url))
     for h in shared["research_history"]:
         if (h["action"], normalize_query(h["query_or_url"])) == key:
-            return "loop_repeat", f'step {h["step"]} already ran {action} "{query_or_url}"'
+            return StopReason.LOOP_REPEAT, f'step {h["step"]} already ran {action} "{query_or_url}"'
     return None

@@ -6,23 +6,24 @@ from __future__ import annotations
 
 import re
 
+from .loopdata import StopReason
 from .numbering import renumber, report_order
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
 _CITE_ANY = re.compile(r"\[(\d{1,3})\??\]")  # [n], or [n?] when the citation failed its check
 
 STOP_TEXT = {
-    "confident": "confident enough",
-    "decided": "the engine judged the question answered",
-    "exhausted": "nothing new left to try",
-    "budget": "budget used up (steps, tokens or cost)",
-    "loop_repeat": "loop detected (same action and query again)",
-    "loop_revisit": "loop detected (URL already visited)",
-    "stall": "confidence stopped improving",
-    "tool_failures": "tools kept failing",
-    "no_tools": "no usable tool",
-    "time_limit": "time limit reached",
-    "interrupted": "interrupted",
+    StopReason.CONFIDENT: "confident enough",
+    StopReason.DECIDED: "the engine judged the question answered",
+    StopReason.EXHAUSTED: "nothing new left to try",
+    StopReason.BUDGET: "budget used up (steps, tokens or cost)",
+    StopReason.LOOP_REPEAT: "loop detected (same action and query again)",
+    StopReason.LOOP_REVISIT: "loop detected (URL already visited)",
+    StopReason.STALL: "confidence stopped improving",
+    StopReason.TOOL_FAILURES: "tools kept failing",
+    StopReason.NO_TOOLS: "no usable tool",
+    StopReason.TIME_LIMIT: "time limit reached",
+    StopReason.INTERRUPTED: "interrupted",
 }
 
 

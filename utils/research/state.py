@@ -10,12 +10,14 @@ and `restored` reads it back.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Literal, TypedDict
 
 from ..text import valid_text
 from ..usage import sum_usage
-from .loopdata import Fact, PendingStep, Source
+from .loopdata import Fact, Form, PendingStep, Source, StopReason, ToolItem
 
 SCHEMA_VERSION = 1
 
@@ -49,6 +51,13 @@ class AnalyzerRecord(TypedDict, total=False):
     fallback: bool
 
 
+class Candidate(TypedDict, total=False):
+    url: str
+    norm: str  # normalize_url(url)
+    title: str
+    snippet: str
+
+
 class FeedbackRecord(TypedDict, total=False):
     text: str
     timestamp: str
@@ -79,15 +88,15 @@ class Shared(TypedDict, total=False):
     extracted_information: list[Fact]
     sources: list[Source]
     confidence_score: float
-    term_idf: dict[str, float]  # index term -> its IDF in the KB, for the question's words (KB steps)
     visited_urls: list[str]  # normalized URLs fetched (or refused) by the crawler
-    candidate_urls: list[dict]  # {"url","title","snippet","source"} seen but not yet crawled
+    candidate_urls: list[Candidate]  # seen but not yet crawled
     analyzer_reports: list[AnalyzerRecord]
     feedback_history: list[FeedbackRecord]
     excluded_sources: list[int]  # sources the human rejected in feedback ("the second source is outdated")
     pending: PendingStep | None  # Decision -> tool -> Analyzer hand-off for the step in flight
     llm_fallbacks: list[dict]  # {"step","phase","error"} when the LLM failed and offline took over
-    stop_reason: str | None
+    engine_notes: dict[str, dict]  # engine name -> what that engine keeps between steps (its own JSON)
+    stop_reason: StopReason | None
     stop_detail: str
     answer: str | None  # the direct answer (markdown with [n] citations)
     final_answer: str | None  # the whole report (answer + journey + sources), markdown
@@ -128,7 +137,6 @@ def new_shared(
         extracted_information=[],
         sources=[],
         confidence_score=0.0,
-        term_idf={},
         visited_urls=[],
         candidate_urls=[],
         analyzer_reports=[],
@@ -136,6 +144,7 @@ def new_shared(
         excluded_sources=[],
         pending=None,
         llm_fallbacks=[],
+        engine_notes={},
         stop_reason=None,
         stop_detail="",
         answer=None,
@@ -168,8 +177,31 @@ def restored(data: object) -> Shared:
         shared[key] = value
     shared["pending"] = PendingStep.from_json(shared["pending"]) if isinstance(shared["pending"], dict) else None
     shared["sources"] = [Source.from_json(s) for s in shared["sources"]]
-    shared["extracted_information"] = [Fact.from_json(f) for f in shared["extracted_information"]]
+    saved_facts = shared["extracted_information"]
+    shared["extracted_information"] = [Fact.from_json(f) for f in saved_facts]
+    _notes_of_older_files(shared, saved_facts)
+    reason = shared["stop_reason"]
+    shared["stop_reason"] = StopReason(reason) if reason in set(StopReason) else None
     return shared
+
+
+# What sessions saved before the offline engine kept its own notes: on each fact, and as "term_idf".
+LEGACY_NOTES = ("qcov", "retrieval", "prior", "follow_up", "sem")
+
+
+def _notes_of_older_files(shared: Shared, saved_facts: list) -> None:
+    """An older file's offline-engine fields (on its facts, and its "term_idf") become that engine's
+    notes (engine/notes.py), so a resumed session weighs its facts as the run that found them did."""
+    legacy_idf = shared.pop("term_idf", None)  # type: ignore[typeddict-item]
+    by_key = {
+        fact.key: {k: raw[k] for k in LEGACY_NOTES if k in raw}
+        for fact, raw in zip(shared["extracted_information"], saved_facts, strict=True)
+        if any(k in raw for k in LEGACY_NOTES)
+    }
+    if (by_key or legacy_idf) and "offline" not in shared["engine_notes"]:
+        steps = [h.get("step", 0) for h in shared["research_history"] if "retrieval_confidence" in h]
+        idf = legacy_idf if isinstance(legacy_idf, dict) else {}
+        shared["engine_notes"]["offline"] = {"facts": by_key, "term_idf": idf, "idf_steps": steps}
 
 
 def saved_form(shared: Shared) -> dict:
@@ -242,6 +274,20 @@ def add_source(
         )
     )
     return n
+
+
+def keep_facts(shared: Shared, facts: Sequence[Fact], items: Sequence[ToolItem], step: int) -> None:
+    """An analysis' facts join the session's, dated with their step; a sentence already kept (read
+    on a page or in the KB: a snippet's may be read again on its page) is not kept twice."""
+    known = {f.text for f in shared["extracted_information"] if f.form != Form.SNIPPET}
+    item_text: dict[int, str] = {}
+    for it in items:
+        item_text[it.source] = item_text.get(it.source, "") + "\n" + it.text
+    for f in facts:
+        if f.text not in known:
+            known.add(f.text)
+            keep_fact_text(shared, f.source, f.text, item_text.get(f.source, ""))
+            shared["extracted_information"].append(replace(f, step=step))
 
 
 def keep_fact_text(shared: Shared, source: int, sentence: str, item_text: str) -> None:
