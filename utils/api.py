@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 import copy
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import Interrupted, UsageError
+
+if TYPE_CHECKING:
+    from .research.state import Shared
 
 RunFlow = Callable[..., dict]  # flow.run_flow(rt, shared, start)
 Progress = Callable[[float, float, str], None]  # (progress, total, message); progress only increases
@@ -104,7 +107,7 @@ class Report:
         return copy.deepcopy(self._record)
 
     @classmethod
-    def from_shared(cls, shared: dict, warnings: Iterable[str] = ()) -> Report:
+    def from_shared(cls, shared: Mapping[str, Any], warnings: Iterable[str] = ()) -> Report:
         rec = result_json(shared)
         quotes: dict[int, str] = {}
         for c in (shared.get("citations") or {}).get("checks", []):
@@ -137,7 +140,7 @@ class Report:
         )
 
 
-def result_json(shared: dict) -> dict:
+def result_json(shared: Mapping[str, Any]) -> dict:
     """The JSON record of a session: `sleuth --json`, each batch line, `Report.to_dict()`. Sources
     are numbered as the last report numbers them (its Key sources first), `session_n` as the session does."""
     from .research.numbering import renumber, shown
@@ -175,7 +178,7 @@ def result_json(shared: dict) -> dict:
     }
 
 
-def new_session(rt, query: str) -> dict:
+def new_session(rt, query: str) -> Shared:
     """A new session's shared store for `query`, with the run's settings, engine and model."""
     from .research.state import new_shared
 
@@ -186,7 +189,7 @@ def new_session(rt, query: str) -> dict:
 
 def one_shot(text: str):
     """A feedback source that gives `text` once, then ends the run."""
-    given = []
+    given: list[str] = []
 
     def feedback(_prep):
         if given:
@@ -297,7 +300,7 @@ def make_runtime(settings, *, engine=None, ui=None, clients=None, feedback=None,
     return rt
 
 
-def _run(rt, shared: dict, start: str, run_flow: RunFlow) -> Report:
+def _run(rt, shared: Shared, start: str, run_flow: RunFlow) -> Report:
     try:
         run_flow(rt, shared, start)
     except KeyboardInterrupt:
@@ -363,7 +366,7 @@ def sessions(settings, limit: int | None = None) -> list[dict]:
     return rows[:limit] if limit else rows
 
 
-def session(settings, session_id: str) -> dict:
+def session(settings, session_id: str) -> Shared:
     """One saved session's whole shared store (SessionNotFound if there is none)."""
     from .sessions import SessionStore
 

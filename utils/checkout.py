@@ -24,6 +24,7 @@ def as_package(root: Path = ROOT) -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "sleuth", root / "__init__.py", submodule_search_locations=[str(root)]
     )
+    assert spec is not None and spec.loader is not None  # a file location always has a spec and loader
     pkg = importlib.util.module_from_spec(spec)
     sys.modules["sleuth"] = pkg
     spec.loader.exec_module(pkg)

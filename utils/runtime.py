@@ -16,8 +16,13 @@ from .storage import WriteProblems, no_room
 
 if TYPE_CHECKING:
     from .engine.protocol import Engine, EngineContext
+    from .kb.store import KnowledgeBase
     from .research.state import Shared
     from .sessions import SessionStore
+    from .web.cache import Cache
+    from .web.fetcher import Fetcher
+    from .web.search import SearchClient
+    from .web.wiki import WikiClient
 
 
 class Progress(Protocol):
@@ -39,7 +44,11 @@ class Tools:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._lock = threading.RLock()
-        self._cache = self._search = self._fetcher = self._kb = self._wiki = None
+        self._cache: Cache | None = None
+        self._search: SearchClient | None = None
+        self._fetcher: Fetcher | None = None
+        self._kb: KnowledgeBase | None = None
+        self._wiki: WikiClient | None = None
         self._kb_nonempty = False
         self.problems = WriteProblems()  # what could not be written (a full disk): one line at the end
 
@@ -161,7 +170,7 @@ class Runtime:
         """A copy for one batch job: same engine and tool clients, its own UI/feedback."""
         return replace(self, **changes)
 
-    def checkpoint(self, shared: dict) -> None:
+    def checkpoint(self, shared: Shared) -> None:
         """Save the session; one that cannot be written (a full disk) is recorded and the run goes
         on, so that its answer is still printed (the command then ends with one line and status 2)."""
         if self.store is not None:

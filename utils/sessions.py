@@ -18,12 +18,17 @@ import sqlite3
 import tempfile
 import threading
 from pathlib import Path
-from typing import NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import SessionNotFound
 from .sessions_index import LOCKS_DIR, SessionIndex, read_session
 from .text import valid_text
 
+if TYPE_CHECKING:
+    from .research.state import Shared
+
+fcntl: ModuleType | None
 try:
     import fcntl
 except ImportError:  # not POSIX: sessions are not locked (delete cannot tell one in use)
@@ -140,7 +145,7 @@ class SessionStore:
             finally:
                 self._lock.release()
 
-    def save(self, shared: dict) -> Path:
+    def save(self, shared: Shared) -> Path:
         from .research.state import now_iso, saved_form
 
         shared["updated_at"] = now_iso()
@@ -161,7 +166,7 @@ class SessionStore:
                 self._release(sid)
         return target
 
-    def load(self, session_id: str) -> dict:
+    def load(self, session_id: str) -> Shared:
         """A saved session (a writer store holds it from here: it is about to be resumed)."""
         p = self.resolve(session_id)
         with self._lock:

@@ -17,10 +17,13 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .research.state import Shared
 
 INDEX_DIR, INDEX_NAME = ".index", "index.sqlite"  # in a folder of its own: its writes leave the sessions
 # folder's modification time alone
@@ -54,7 +57,7 @@ class FileState(NamedTuple):
     mtime_ns: int
 
 
-def row_of(shared: dict) -> dict:
+def row_of(shared: Mapping[str, Any]) -> dict:
     """The indexed metadata of a session (the shared store, or a restored session file)."""
     return {k: shared.get(k) for k in COLUMNS}
 
@@ -114,7 +117,7 @@ class SessionIndex:
             (name, *(meta.get(k) for k in COLUMNS), state.bytes, state.mtime_ns, error),
         )
 
-    def record(self, name: str, shared: dict, path: Path) -> None:
+    def record(self, name: str, shared: Mapping[str, Any], path: Path) -> None:
         """After a save: the session's row, from the shared store and the file just written."""
         st = path.stat()
         db = self._conn()
@@ -177,7 +180,7 @@ class SessionIndex:
         except OSError:
             pass
 
-    def reconcile(self, read: Callable[[Path], dict]) -> int:
+    def reconcile(self, read: Callable[[Path], Mapping[str, Any]]) -> int:
         """Bring the index in line with the folder; `read(path)` restores a session or raises ValueError
         or OSError. Returns the bytes the sessions folder holds.
 
@@ -196,7 +199,7 @@ class SessionIndex:
             self.set_aside(exc)
             return self._reconcile(read)
 
-    def _reconcile(self, read: Callable[[Path], dict]) -> int:
+    def _reconcile(self, read: Callable[[Path], Mapping[str, Any]]) -> int:
         seen = os.stat(self.folder).st_mtime_ns
         db = self._conn()
         marker = self.file.parent / STALE
@@ -209,7 +212,7 @@ class SessionIndex:
                 db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('folder_mtime_ns', ?)", (seen,))
         return int(db.execute("SELECT coalesce(sum(bytes), 0) FROM sessions").fetchone()[0]) + self.other_bytes()
 
-    def _compare(self, names: set[str], read: Callable[[Path], dict], full: bool) -> None:
+    def _compare(self, names: set[str], read: Callable[[Path], Mapping[str, Any]], full: bool) -> None:
         db = self._conn()
         known = {n for (n,) in db.execute("SELECT name FROM sessions")}
         gone = list(known - names)
@@ -221,7 +224,7 @@ class SessionIndex:
             return
         if len(fresh) > 500:
             self.warn(f"indexing {len(fresh)} session files (once)")
-        rows = []
+        rows: list[tuple[str, dict, FileState, str | None]] = []
         for name in fresh:
             state = self._state(name)
             if state is None:  # deleted since the folder was read
@@ -244,7 +247,7 @@ class SessionIndex:
     def rows(self, *, limit: int | None = None, grep: str = "") -> tuple[list[dict], int, int]:
         """(readable sessions newest first, whose question holds `grep` in any case, at most `limit`;
         how many match; how many readable sessions there are)."""
-        where, params = "WHERE error IS NULL", []
+        where, params = "WHERE error IS NULL", list[object]()
         db = self._conn()
         everything = db.execute(f"SELECT count(*) FROM sessions {where}").fetchone()[0]
         if grep:  # the matches are read whole (one pass of the function) and counted here
@@ -284,7 +287,7 @@ def damaged(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def read_session(path: Path) -> dict:
+def read_session(path: Path) -> Shared:
     """A session file restored (ValueError or OSError when it cannot be)."""
     from .research.state import restored
 

@@ -15,7 +15,7 @@ from .output import EXIT_USAGE, err, interrupted_status, json_text, stdout_close
 
 def parse_questions(lines) -> list[dict]:
     """Blank lines and # comments are skipped; JSON lines need a "query" and may carry an "id"."""
-    out = []
+    out: list[dict] = []
     for lineno, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith("#"):

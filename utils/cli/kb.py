@@ -30,7 +30,7 @@ from .output import EXIT_USAGE, err, out, out_json
 def _parser() -> argparse.ArgumentParser:
     from .args import Parser, positive_int
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     add_data_args(common)
     add_kb_args(common)
     p = Parser(prog=f"{invoked_as()} kb", description="Manage Sleuth's knowledge base.")

@@ -4,7 +4,9 @@ the JSON record of a result, and the report file."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..api import (  # noqa: F401 - shared with the Python API
     kb_damage,
@@ -88,7 +90,7 @@ def output_problem(path: str | None) -> str | None:
     return None
 
 
-def write_output(path: str | None, shared: dict) -> str | None:
+def write_output(path: str | None, shared: Mapping[str, Any]) -> str | None:
     """Write the session's report to ``path`` (if both exist); a one-line error instead of raising."""
     if path and shared.get("final_answer"):
         try:

@@ -192,7 +192,7 @@ def main(argv: list[str]) -> int:
             err(f"this session has no report yet; resume it first: {invoked_as()} --resume {args.id}")
             return EXIT_FAILED
         if not args.output:
-            out(shared["final_answer"], end="")
+            out(shared["final_answer"] or "", end="")
             return EXIT_OK
         problem = output_problem(args.output) or write_output(args.output, shared)
         if problem:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..registry import BY_ACTION, role_of
 from ..research.report import failure_text, unreachable
@@ -175,8 +175,8 @@ class RichUI(PlainUI):
 
         self.econsole = Console(stderr=True, highlight=False)
         self.oconsole = Console(highlight=False)
-        self.live = None
-        self.st = {
+        self.live: Any = None  # a rich Live, started at the first step
+        self.st: dict[str, Any] = {
             "step": 0,
             "budget": 0,
             "action": "starting",
@@ -209,7 +209,7 @@ class RichUI(PlainUI):
             ProgressBar(total=1.0, completed=st["confidence"], width=None),
             Text(f"{st['confidence']:.2f}  {st['sources']} src  {st['facts']} facts", no_wrap=True),
         )
-        parts = [head, grid]
+        parts: list[Any] = [head, grid]
         if st["tool"]:
             parts.append(Text(short(st["tool"], 300), style="dim", no_wrap=True, overflow="ellipsis"))
         if st["stream"]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from string import Template
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -24,8 +24,14 @@ from .protocol import EngineContext, EngineResult  # noqa: F401 - EngineResult r
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"  # the checkout and the installed package alike
 
 
+if TYPE_CHECKING:
+    ActionName = str  # the type checker sees a string; the schema sees the registry's actions
+else:
+    ActionName = Literal[ACTIONS]  # the tool registry's actions (utils/registry.py), an enum in the schema
+
+
 class DecisionModel(BaseModel):
-    next_action: Literal[ACTIONS]  # the tool registry's actions (utils/registry.py)
+    next_action: ActionName
     query_or_url: str = Field(description=f"search query, one or more URLs separated by spaces, or '' for {HITL}")
     reasoning: str
 

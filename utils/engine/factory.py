@@ -8,6 +8,7 @@ from ..config import DEFAULT_LLM_TIMEOUT_S
 from ..errors import EngineError
 from .offline import OfflineEngine
 from .pricing import engine_price
+from .protocol import Engine
 from .resilient import ResilientEngine
 
 
@@ -24,7 +25,7 @@ def pick_engine(settings) -> tuple[str, str]:
     return "offline", "no GEMINI_API_KEY, OPENAI_BASE_URL or OPENAI_API_KEY set; answers are extractive"
 
 
-def make_engine(settings, warn: Callable[[str], None] | None = None):
+def make_engine(settings, warn: Callable[[str], None] | None = None) -> Engine:
     """Pick the engine for `settings.engine` (auto | gemini | openai | offline) and say which on stderr
     when auto chose it."""
     offline = OfflineEngine()
@@ -33,6 +34,7 @@ def make_engine(settings, warn: Callable[[str], None] | None = None):
         if settings.engine == "auto" and warn:
             warn(f"engine: offline ({why})")
         return offline
+    primary: Engine
     if choice == "gemini":
         from .gemini import GeminiEngine
 

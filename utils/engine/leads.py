@@ -5,6 +5,7 @@ reads next (offline.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 from ..research.loopdata import Form, Source
 from ..text import STOPWORDS, content_terms, fold, stem, term_set
@@ -87,7 +88,7 @@ def anchors(query: str, sources: list[Source], weights: dict[str, float]) -> set
 
 
 def salient_entities(
-    facts: list[Weighed], query_terms: set[str], limit: int = 3, top: int = 6, named: set[int] = frozenset()
+    facts: list[Weighed], query_terms: set[str], limit: int = 3, top: int = 6, named: Set[int] = frozenset()
 ) -> list[str]:
     """Names in the most question-relevant facts that the question does not mention, best first; a
     fact of a source the question names (`named`: anchors()) counts as one of the most relevant."""

@@ -457,15 +457,15 @@ class _Reading:
         closeness in meaning to the question (semantic.py; words alone cannot tell which of several
         sentences on the subject answers it). Without the model, the ranking by words stands."""
         sims = similarity(self.query, [meant for *_, meant in cands[: T.MEANING_CANDIDATES]])
-        cands = [c[:3] for c in cands]
-        top = cands[: T.MEANING_CANDIDATES]
+        plain = [(score, qcov, quote) for score, qcov, quote, _ in cands]
+        top = plain[: T.MEANING_CANDIDATES]
         if sims is None:
-            return [(*c, None) for c in cands]
-        ranked = sorted(
+            return [(*c, None) for c in plain]
+        ranked: list[tuple[float, float, str, float | None]] = sorted(
             ((score + T.MEANING_WEIGHT * s, qcov, quote, s) for (score, qcov, quote), s in zip(top, sims, strict=True)),
             key=lambda c: -c[0],
         )
-        return ranked + [(*c, None) for c in cands[T.MEANING_CANDIDATES :]]
+        return ranked + [(*c, None) for c in plain[T.MEANING_CANDIDATES :]]
 
     def quote(self, p) -> tuple[str, bool]:
         """What to quote for a passage, and whether that holds the value asked for: the sentence; or,
@@ -532,7 +532,7 @@ def _bridge_leads(new_facts: list[Weighed], old_facts: Sequence[Fact], unread_le
     """A document the best facts name (the bridge of a two-hop question) keeps its opening sentence
     even when that shares few words with the question: it says what the named thing is."""
     have = {f.source for f in new_facts}
-    best = sorted(new_facts, key=lambda f: -f.score)[: T.BRIDGE_FROM] + old_facts[: T.BRIDGE_FROM]
+    best = [*sorted(new_facts, key=lambda f: -f.score)[: T.BRIDGE_FROM], *old_facts[: T.BRIDGE_FROM]]
     named_text = phrase(" ".join(f.text for f in best))
     return [
         _fact(it, sent, T.MIN_SCORE, qcov)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
@@ -115,7 +116,7 @@ class OpenAIEngine(BaseEngine):
         self.context_tokens = context_tokens or (LOCAL_CONTEXT if self.local else REMOTE_CONTEXT)
         self.price = price
         self.warn = warn
-        self._client = None
+        self._client: Any = None  # an openai.OpenAI, built on first use
         self._lock = threading.Lock()
         self._rung = 0  # index into LADDER: the structured-output mode this server takes
         self._stream_usage = True  # ask for usage in streams until the server refuses

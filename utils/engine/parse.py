@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
 _OPEN_THINK = re.compile(r"<(think|thinking|reasoning)>", re.I)
@@ -125,7 +128,7 @@ def describe_error(exc: Exception) -> str:
     return str(exc)[:300]
 
 
-def parse_model(text: str, model: type[BaseModel]) -> BaseModel:
+def parse_model(text: str, model: type[M]) -> M:
     """Read and validate a reply; raises ParseError or pydantic's ValidationError."""
     return model.model_validate(extract_json(text))
 
@@ -140,7 +143,7 @@ class ThinkFilter:
 
     def feed(self, chunk: str) -> str:
         self.buf += chunk
-        out = []
+        out: list[str] = []
         while self.buf:
             low = self.buf.lower()
             if self.inside:

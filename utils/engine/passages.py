@@ -17,6 +17,7 @@ option or command) gives a bonus to the sentences that hold one.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..research.loopdata import Form
@@ -251,7 +252,7 @@ def coverage(terms: set[str], weights: dict[str, float]) -> float:
     return sum(v for k, v in weights.items() if k in terms) / total if total else 0.0
 
 
-def question_weights(query: str, extra: list[str] = (), idf: dict[str, float] | None = None) -> dict[str, float]:
+def question_weights(query: str, extra: Sequence[str] = (), idf: dict[str, float] | None = None) -> dict[str, float]:
     """Stemmed question terms -> weight: names and numbers weigh more, feedback terms less, and (with
     the knowledge base's IDF) a word common to the whole collection less than a rare one."""
     w: dict[str, float] = {}

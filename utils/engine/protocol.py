@@ -144,11 +144,22 @@ class EngineContext:
 
 @runtime_checkable
 class Engine(Protocol):
-    name: str
-    model: str | None
-    price: tuple[float, float] | None
-    stats: dict[str, dict[str, int]]
-    capabilities: Capabilities
+    """What the research loop asks of an engine (read-only: an attribute or a property will do)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def price(self) -> tuple[float, float] | None: ...
+
+    @property
+    def stats(self) -> dict[str, dict[str, int]]: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     def decide(self, ctx: EngineContext) -> EngineResult[Choice]: ...
 
@@ -191,7 +202,7 @@ def with_usage(exc: Exception, usage: dict) -> Exception:
     """`exc` carrying the tokens spent before it (the fallback records them), unless it has its own."""
     if getattr(exc, "usage", None) is None and usage["calls"]:
         try:
-            exc.usage = usage
+            setattr(exc, "usage", usage)  # noqa: B010 - an attribute exceptions do not declare
         except AttributeError:
             pass
     return exc

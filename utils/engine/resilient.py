@@ -9,14 +9,14 @@ from typing import TypeVar
 
 from ..deadline import call_within
 from ..research.loopdata import Analysis, Choice
-from .protocol import Answer, BaseEngine, Engine, EngineContext, EngineResult
+from .protocol import Answer, Engine, EngineContext, EngineResult
 
 T = TypeVar("T")
 
 LOW_CONFIDENCE_CAP = 0.35  # an analysis made by the fallback engine never claims more than this
 
 
-class ResilientEngine(BaseEngine):
+class ResilientEngine:
     """Primary engine with the offline engine behind it: any failure of the primary (network,
     quota, invalid JSON after its retry) is answered by the offline engine and marked fallback.
     It is the primary to the rest of the program: its name, model, price, stats and capabilities."""
@@ -35,7 +35,7 @@ class ResilientEngine(BaseEngine):
         return self.primary.price
 
     @property
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, dict[str, int]]:
         return self.primary.stats
 
     def _run(self, call: Callable[..., EngineResult[T]], fallback: Callable[..., EngineResult[T]], ctx, **kw):

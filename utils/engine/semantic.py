@@ -125,7 +125,7 @@ def _load() -> _MiniLM | None:
                 _model = _MiniLM(Path(pkg.get_model_path()))
             except Exception:  # not installed, or damaged: the engine ranks by words alone
                 _model = False
-    return _model or None
+    return _model if isinstance(_model, _MiniLM) else None
 
 
 def vectors(texts: list[str]) -> list | None:

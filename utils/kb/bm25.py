@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections import Counter
+from collections import Counter, defaultdict
 from itertools import chain
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TITLE_WEIGHT = 2.0  # BM25 column weight of the title relative to the text
 
@@ -136,7 +140,7 @@ class MemoryBM25:
 
     def clear(self) -> None:
         self.key: object = _UNLOADED
-        self.lengths = None  # float64 tokens per rowid, 0 where there is no row
+        self.lengths: np.ndarray | None = None  # float64 tokens per rowid, 0 where there is no row
         self.n = 0
         self.total = 0.0
         self.postings: dict[str, tuple | None] = {}  # term -> (rowids, tf); None: FTS5 reads it as a phrase
@@ -204,9 +208,10 @@ class MemoryBM25:
                 got = self._load(db, t)
                 self.postings[t] = got
                 self.size += len(got[0]) if got is not None else 0
-            if self.postings[t] is None:
+            got_t = self.postings[t]
+            if got_t is None:
                 return None
-            lists.append(self.postings[t])
+            lists.append(got_t)
         N = self.n
         idf = [term_idf(N, len(r)) for r, _ in lists]
         ideal = sum(idf)
@@ -216,6 +221,7 @@ class MemoryBM25:
         rows = np.concatenate([r for r, _ in lists])
         tf = np.concatenate([f for _, f in lists])
         w = np.repeat(np.asarray(idf), [len(r) for r, _ in lists])
+        assert self.lengths is not None  # loaded by ensure()
         norm = self.K1 * (1.0 - self.B + self.B * self.lengths[rows] / avgdl)
         contrib = w * tf * (self.K1 + 1.0) / (tf + norm)
         if len(lists) > 1:
@@ -265,7 +271,7 @@ class MemoryBM25:
                             self.size -= int((~keep).sum())
             new: dict[str, list[tuple[int, float]]] = {}
             for r, tt, tx in added:
-                counts: Counter = Counter(tx)
+                counts: defaultdict[str, float] = defaultdict(float, Counter(tx))
                 for t in tt:
                     counts[t] += TITLE_WEIGHT
                 for t in counts.keys() & self.postings.keys():

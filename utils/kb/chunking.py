@@ -112,9 +112,9 @@ def _pieces(text: str, max_words: int, structured: bool = False) -> tuple[list[s
         if not sent:
             continue
         if is_code(sent):
-            p, n = _code_pieces(sent, max_words)
-            pieces += p
-            sizes += n
+            code, code_sizes = _code_pieces(sent, max_words)
+            pieces += code
+            sizes += code_sizes
             continue
         n = sent.count(" ") + 1
         if n <= max_words:
@@ -197,8 +197,8 @@ def chunk_sections(
     heading path of its first new piece that is not a heading line."""
     _check(target_words, overlap_words)
     if len(sections) == 1:  # one section: the chunks of its text as it is
-        pieces, spans = chunk_spans(sections[0].text, target_words, overlap_words, max_words)
-        return pieces, spans, [sections[0].label] * len(spans)
+        texts, text_spans = chunk_spans(sections[0].text, target_words, overlap_words, max_words)
+        return texts, text_spans, [sections[0].label] * len(text_spans)
     max_words = max(max_words, target_words)
     groups: list[list[Section]] = []
     words: list[int] = []
@@ -219,9 +219,9 @@ def chunk_sections(
         sizes: list[int] = []
         heads: list[bool] = []
         for sec in group:
-            p, n = _pieces(sec.text, max_words, structured=True)
+            p, p_sizes = _pieces(sec.text, max_words, structured=True)
             pieces += p
-            sizes += n
+            sizes += p_sizes
             owner += [sec.label] * len(p)
             heads += [is_heading(x) for x in p]
         prev_end = 0

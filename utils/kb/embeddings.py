@@ -25,6 +25,7 @@ import os
 import socket
 import threading
 from itertools import chain, repeat
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import EMBEDDINGS  # the setting's values, owned by the config
@@ -148,7 +149,7 @@ def _probe(url: str, timeout: float = 5.0) -> None:
         raise result[0]
 
 
-def embedding_classes() -> dict[str, type]:
+def embedding_classes() -> dict[str, Any]:
     """{'hash': cls, 'minilm': cls, 'gemini': cls}, defined and registered with Chroma once."""
     with _classes_lock:
         if _classes:
@@ -193,7 +194,7 @@ def embedding_classes() -> dict[str, type]:
             """all-MiniLM-L6-v2 via Chroma's ONNX runtime wrapper, with a bounded offline failure."""
 
             def __init__(self) -> None:
-                self._inner = None
+                self._inner: Any = None  # chromadb's ONNXMiniLM_L6_V2, built on first use
                 self._lock = threading.Lock()
 
             def _model(self):
@@ -265,7 +266,7 @@ def embedding_classes() -> dict[str, type]:
                 from google.genai import types
 
                 client = self._get_client()
-                out = []
+                out: Embeddings = []
                 for i in range(0, len(texts), 100):  # the API takes at most 100 texts per call
                     batch = texts[i : i + 100]
                     resp = client.models.embed_content(

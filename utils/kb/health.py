@@ -69,7 +69,7 @@ def check_lexical(file: Path) -> None:
 def check_chroma(kb) -> None:
     file = chroma_file(kb)
     why = not_a_database(file) if file is not None else None
-    if why:
+    if why and file is not None:
         raise damaged(file, why)
 
 
@@ -95,7 +95,8 @@ def explain(kb, exc: BaseException) -> KBError | None:
     if any(t in text for t in _DAMAGE_TEXT):
         chroma = chroma_file(kb)
         from_chroma = not isinstance(exc, sqlite3.Error) and chroma is not None
-        return damaged(chroma if from_chroma else kb.lexical_file, str(exc).strip().splitlines()[0][:120])
+        file = chroma if from_chroma and chroma is not None else kb.lexical_file
+        return damaged(file, str(exc).strip().splitlines()[0][:120])
     return None
 
 

@@ -14,6 +14,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from .hits import Hit
+
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 MAX_LINKS = 200  # per document
 MAX_BYTES = 5_000_000
@@ -106,7 +108,7 @@ def follow(kb, hits: list, query: str, from_docs: int = 3, keep: int = 4) -> lis
                 linked[target] = (hs[0].score, fold(" ".join(h.text for h in hs)))
     if not linked:
         return []
-    best: dict[str, tuple[float, object]] = {}
+    best: dict[str, tuple[float, Hit]] = {}
     named_by: dict[tuple[str, str], bool] = {}  # (document, title) -> the linking text names it
     for c in kb.chunks_of(list(linked), per_source=5):
         share = len(term_set(f"{c.title} {c.text}") & want) / len(want) if want else 0.0

@@ -4,7 +4,8 @@ the subject rather than about the research itself."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..text import content_terms
 from .numbering import to_session
@@ -57,7 +58,7 @@ def rejected_sources(text: str, order: Sequence[int]) -> list[int]:
     return to_session(nums, order)  # a number no source was shown as is ignored
 
 
-def engine_text(record: dict) -> str:
+def engine_text(record: Mapping[str, Any]) -> str:
     """Feedback as the engine reads it. The engine numbers sources as the session does, so the ones
     it rejected by the report's numbers are named by their session numbers too (words that add no
     search term)."""

@@ -36,7 +36,7 @@ def renumber(answer: str, order: Sequence[int]) -> str:
     return _MARK.sub(sub, answer or "")
 
 
-def to_session(numbers: Sequence[int], order: Sequence[int]) -> list[int]:
+def to_session(numbers: Iterable[int], order: Sequence[int]) -> list[int]:
     """The session numbers of sources shown as `numbers`; a number the report did not show is dropped."""
     return sorted({order[r - 1] for r in numbers if 1 <= r <= len(order)})
 

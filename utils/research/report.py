@@ -5,6 +5,8 @@ sources 1..k (research/numbering.py); the answer's markers and the quotes follow
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from .loopdata import StopReason
 from .numbering import renumber, report_order
@@ -12,7 +14,7 @@ from .numbering import renumber, report_order
 _CITE = re.compile(r"\[(\d{1,3})\]")
 _CITE_ANY = re.compile(r"\[(\d{1,3})\??\]")  # [n], or [n?] when the citation failed its check
 
-STOP_TEXT = {
+STOP_TEXT: dict[str, str] = {
     StopReason.CONFIDENT: "confident enough",
     StopReason.DECIDED: "the engine judged the question answered",
     StopReason.EXHAUSTED: "nothing new left to try",
@@ -58,7 +60,7 @@ def failure_text(entry: dict) -> str:
     return entry.get("error") or "failed"
 
 
-def journey_lines(shared: dict) -> list[str]:
+def journey_lines(shared: Mapping[str, Any]) -> list[str]:
     lines = []
     title = {s.n: s.title or s.url for s in shared.get("sources", [])}
     fb_after = {f["after_iteration"]: f for f in shared.get("feedback_history", [])}
@@ -102,7 +104,7 @@ def quote_lines(citations: dict, n: int, shown_as: int) -> list[str]:
     return []
 
 
-def cost_note(shared: dict) -> str:
+def cost_note(shared: Mapping[str, Any]) -> str:
     """Model and estimated cost for the footer; nothing for the offline engine."""
     if not shared.get("model"):
         return ""
@@ -111,7 +113,7 @@ def cost_note(shared: dict) -> str:
     return f" ({shared['model']}) · {spent}"
 
 
-def listed_sources(shared: dict, answer: str, max_sources: int = 12) -> list[int]:
+def listed_sources(shared: Mapping[str, Any], answer: str, max_sources: int = 12) -> list[int]:
     """The session numbers of the Key sources, in report order: the cited ones in order of first
     citation, then the best-scored fact sources the human did not reject (up to max_sources in all)."""
     sources = {s.n for s in shared.get("sources", [])}
@@ -124,13 +126,13 @@ def listed_sources(shared: dict, answer: str, max_sources: int = 12) -> list[int
     return used + fact_sources[: max(0, max_sources - len(used))]
 
 
-def numbering(shared: dict, answer: str) -> dict:
+def numbering(shared: Mapping[str, Any], answer: str) -> dict:
     """What a report's entry in shared["reports"] keeps of its numbers: {"order", "listed"}."""
     listed = listed_sources(shared, answer)
     return {"order": report_order(listed, len(shared.get("sources", []))), "listed": len(listed)}
 
 
-def build_report(shared: dict, answer: str) -> str:
+def build_report(shared: Mapping[str, Any], answer: str) -> str:
     sources = {s.n: s for s in shared.get("sources", [])}
     answer = clean_citations(answer, set(sources))
     used = set(cited(answer))

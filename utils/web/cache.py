@@ -88,7 +88,7 @@ class Cache:
         self._conn: sqlite3.Connection | None = None
         self._writes = 0
         self.file: Path | None = None
-        if not self.enabled:
+        if not self.enabled or path is None:
             return
         p = Path(path)
         self.file = p if p.suffix.lower() in (".sqlite3", ".sqlite", ".db") else p / DB_NAME

@@ -49,7 +49,7 @@ def codec_name(label: str | None) -> str | None:
 
 def _candidates(label: str | None) -> list[str]:
     name = codec_name(label)
-    if not name:
+    if not name or label is None:
         return []
     if label.strip().lower() in _LATIN1_LABELS or name in ("latin-1", "iso8859-1", "ascii"):
         return ["cp1252", "latin-1"]
@@ -85,14 +85,14 @@ def decode_body(body: bytes, header_charset: str | None = None, html: bool = Tru
 
         matches = from_bytes(body[:200_000])
         best = matches.best()
-        enc = best.encoding if best is not None else None
+        guess = best.encoding if best is not None else None
         # Equally plausible guesses (short Western text fits cp1250 as well as cp1252): take windows-1252,
         # the browsers' default for undeclared pages.
-        if enc and any(m.encoding == "cp1252" and m.chaos <= best.chaos for m in matches):
-            enc = "cp1252"
+        if guess and best is not None and any(m.encoding == "cp1252" and m.chaos <= best.chaos for m in matches):
+            guess = "cp1252"
         # Web pages are ASCII-compatible: reject detector guesses such as UTF-16 or EBCDIC.
-        if enc and _ascii_compatible(enc):
-            return body.decode(enc, errors="replace"), enc
+        if guess and _ascii_compatible(guess):
+            return body.decode(guess, errors="replace"), guess
     except Exception:  # noqa: BLE001 - detection is best effort
         log.debug("charset detection failed", exc_info=True)
     return body.decode("cp1252", errors="replace"), "cp1252"

@@ -146,12 +146,12 @@ def _norm_date(value: str | None) -> str | None:
     m = _TEXT_DATE_RE.search(value)
     if m:
         if m.group(1):
-            d, mon, y = m.group(1), m.group(2), m.group(3)
+            day, month, year = m.group(1), m.group(2), m.group(3)
         else:
-            mon, d, y = m.group(4), m.group(5), m.group(6)
-        mo = _MONTHS.get(mon.lower())
-        if mo and 1 <= int(d) <= 31 and 1900 <= int(y) <= 2100:
-            return f"{int(y):04d}-{mo:02d}-{int(d):02d}"
+            month, day, year = m.group(4), m.group(5), m.group(6)
+        month_n = _MONTHS.get(month.lower())
+        if month_n and 1 <= int(day) <= 31 and 1900 <= int(year) <= 2100:
+            return f"{int(year):04d}-{month_n:02d}-{int(day):02d}"
     return None
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 from ..errors import BACKEND_ERROR_KINDS as ERROR_KINDS  # noqa: F401
 from ..errors import BackendError
@@ -152,9 +152,12 @@ class SearchClient:
         with self._lock:
             self._cooldown_until[backend] = max(self._cooldown_until.get(backend, 0.0), self.clock() + wait)
 
+    def _cse(self) -> GoogleCSEBackend:
+        return cast(GoogleCSEBackend, self.backends["google_cse"])
+
     def _unavailable(self, requested: str) -> dict:
         if requested == "google":
-            cse = self.backends["google_cse"]
+            cse = self._cse()
             why = (
                 f"Google Custom Search ended on {cse.end.isoformat()} and GEMINI_API_KEY is not set"
                 if cse.keys_set
@@ -180,8 +183,8 @@ class SearchClient:
         preferred = self.preferred(requested)
         if not preferred:
             outcome.errors.append(self._unavailable(requested))
-        elif requested == "google" and self.backends["google_cse"].keys_set and preferred != ["google_cse"]:
-            end = self.backends["google_cse"].end.isoformat()
+        elif requested == "google" and self._cse().keys_set and preferred != ["google_cse"]:
+            end = self._cse().end.isoformat()
             outcome.errors.append({"backend": "google_cse", "kind": "config", "message": f"the API ended on {end}"})
         related = [n for n in RELATED.get(requested, ()) if n not in preferred and self.backends[n].configured]
         chain = preferred + related

@@ -63,7 +63,7 @@ class Backend:
     def search(self, query: str, max_results: int) -> tuple[list[SearchResult], list[tuple[str, str]]]:
         raise NotImplementedError
 
-    def results(self, found: Iterable[tuple[str, str, str]], query: str, max_results: int) -> list[SearchResult]:
+    def results(self, found: Iterable[tuple[str, str | None, str]], query: str, max_results: int) -> list[SearchResult]:
         """(title, url, snippet) as the provider gave them -> at most max_results web results, ranked
         from 1, one timestamp; anything that is not an http(s) URL is skipped."""
         when = now_iso()

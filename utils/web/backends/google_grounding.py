@@ -12,6 +12,7 @@ them and the source then records the final URL and the redirect it came from.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from ...errors import BackendError
 from .base import Backend, SearchResult, clean
@@ -30,7 +31,7 @@ class GoogleGroundingBackend(Backend):
     def __init__(self, api_key: str = "", model: str = "gemini-2.5-flash", base_url: str = "", timeout: float = 30.0):
         self.api_key, self.model, self.base_url = api_key or "", model or "gemini-2.5-flash", base_url or ""
         self.timeout = float(timeout)
-        self._client = None
+        self._client: Any = None  # a google.genai.Client, built on first use
         self._lock = threading.Lock()
 
     @property
