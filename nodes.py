@@ -9,20 +9,32 @@ runtime dependencies given at construction. After every step the session is save
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pocketflow import Node
 
+from .utils import steps
 from .utils.deadline import call_within
 from .utils.engine.protocol import Answer, EngineContext, EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
-from .utils.research.actions import offered_actions, remap_decision
+from .utils.research.actions import handed_over, offered_actions, remap_decision
+from .utils.research.citations import VerifiedReport, verified_report
 from .utils.research.feedback import rejected_sources
-from .utils.research.loopdata import Analysis, Choice, Form, PendingStep, StopReason, ToolItem
-from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
+from .utils.research.loopdata import Analysis, Choice, Form, PendingStep, Stop, StopReason, ToolOutcome
+from .utils.research.loopguard import post_decision_check, pre_decision_stop, urls_to_read_first
 from .utils.research.numbering import StreamedNumbers, shown
-from .utils.research.state import add_candidates, add_source, add_usage, keep_facts, now_iso
+from .utils.research.state import (
+    Shared,
+    add_candidates,
+    keep_facts,
+    mark_visited,
+    record_analysis,
+    record_report,
+    record_step,
+    record_usage,
+    start_feedback_round,
+)
 from .utils.text import valid_text
 
 ANALYZE, DECIDE, FEEDBACK, RESEARCH, DONE = "analyze", "decide", "feedback", "research", "done"
@@ -34,7 +46,7 @@ class SleuthNode(Node):
         super().__init__()
         self.rt = rt
 
-    def _run(self, shared):
+    def _run(self, shared: Shared) -> str:
         if self.rt.cancel.is_set():
             raise KeyboardInterrupt  # another thread saw Ctrl-C (batch mode): stop at this step boundary
         action = super()._run(shared)
@@ -45,16 +57,16 @@ class SleuthNode(Node):
 class QueryInput(SleuthNode):
     """Takes the question (already in the shared store from the CLI) and starts the session."""
 
-    def prep(self, shared):
+    def prep(self, shared: Shared) -> str:
         return shared.get("original_query", "")
 
-    def exec(self, query):
+    def exec(self, query: str) -> str:
         query = " ".join((query or "").split())
         if not query:
             raise ValueError("the question is empty")
         return query
 
-    def post(self, shared, prep_res, query):
+    def post(self, shared: Shared, prep_res: str, query: str) -> str:
         shared["original_query"] = query
         shared["status"] = "running"
         self.rt.ui.started(shared)
@@ -64,322 +76,142 @@ class QueryInput(SleuthNode):
 class Decision(SleuthNode):
     """Checks the stopping rules, asks the engine for the next action, remaps and loop-checks it."""
 
-    def prep(self, shared):
-        s = self.rt.settings
-        rt = self.rt
+    def prep(self, shared: Shared) -> DecisionJob:
+        s, rt = self.rt.settings, self.rt
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
-        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else [HITL]
-        ctx = self.rt.context(shared, actions)
-        return {"ctx": ctx, "forced": forced, "first": [] if forced else urls_to_read_first(shared, actions)}
+        actions = offered_actions(s, rt.tools.kb_available) if not forced else [HITL]
+        first = [] if forced else urls_to_read_first(shared, actions)
+        return DecisionJob(rt.context(shared, actions), forced, first)
 
-    def exec(self, prep):
-        ctx, forced = prep["ctx"], prep["forced"]
-        if prep["first"]:  # the question names a page: read it before anything else
-            why = "The question names this page: read it first."
-            return {"choice": Choice(CRAWL, " ".join(prep["first"]), why), "stop": None, "result": None}
-        if forced:
-            return {"choice": Choice(HITL, "", forced[1]), "stop": forced, "result": None}
+    def exec(self, job: DecisionJob) -> Decided:
+        ctx = job.ctx
+        if job.first:  # the question names a page: read it before anything else
+            return Decided(Choice(CRAWL, " ".join(job.first), "The question names this page: read it first."))
+        if job.forced:
+            return Decided(Choice(HITL, "", job.forced[1]), job.forced)
         if len(ctx.actions) == 1:
-            stop = (StopReason.NO_TOOLS, "no tool is configured or available")
-            return {"choice": Choice(HITL, "", "no tool is available"), "stop": stop, "result": None}
+            return Decided(
+                Choice(HITL, "", "no tool is available"), (StopReason.NO_TOOLS, "no tool is configured or available")
+            )
         result = self.rt.engine.decide(ctx)
         choice = remap_decision(result.data, ctx.actions, ctx.query)
-        stop = None
-        if choice.action == HITL:
-            if choice.remapped_from:
-                stop = (StopReason.NO_TOOLS, f"{choice.remapped_from} is not available and nothing can replace it")
-            else:
-                stop = (result.data.stop_reason or StopReason.DECIDED, choice.reasoning or "engine chose to stop")
-        return {"choice": choice, "stop": stop, "result": result}
+        return Decided(choice, handed_over(result.data, choice), result)
 
-    def post(self, shared, prep, out):
-        result, choice = out["result"], out["choice"]
-        if result is not None:
-            add_usage(shared, result.usage)
-            if result.fallback:
-                shared["llm_fallbacks"].append(
-                    {"step": shared["iteration_count"] + 1, "phase": "decision", "error": result.error}
-                )
-        stop = out["stop"]
-        left = self.rt.time_left()
+    def post(self, shared: Shared, job: DecisionJob, out: Decided) -> str:
+        if out.result is not None:
+            record_usage(shared, out.result, shared["iteration_count"] + 1, "decision")
+        stop, left = out.stop, self.rt.time_left()
         if not stop and left is not None and left <= 0:  # the engine's answer came too late: no new step
             stop = (StopReason.TIME_LIMIT, "the time limit for this round is spent")
-        if not stop:
-            stop = post_decision_check(shared, choice.action, choice.query_or_url)
+        stop = stop or post_decision_check(shared, out.choice.action, out.choice.query_or_url)
         if stop:
             shared["stop_reason"], shared["stop_detail"] = stop
-            shared["pending"] = None
-            shared["status"] = "reporting"
+            shared["pending"], shared["status"] = None, "reporting"
             self.rt.ui.stopping(*stop)
             return HITL
-        pending = PendingStep(shared["iteration_count"] + 1, choice)
+        pending = PendingStep(shared["iteration_count"] + 1, out.choice)
         shared["pending"] = pending
-        self.rt.ui.step(
-            pending.step,
-            shared.get("round_start_iteration", 0) + self.rt.settings.max_iterations,
-            choice.action,
-            choice.query_or_url,
-        )
-        return choice.action
+        budget = shared.get("round_start_iteration", 0) + self.rt.settings.max_iterations
+        self.rt.ui.step(pending.step, budget, pending.action, pending.query_or_url)
+        return pending.action
+
+
+@dataclass
+class DecisionJob:
+    ctx: EngineContext
+    forced: Stop | None  # a stopping rule that applies before the engine is asked
+    first: list[str]  # pages the question names, not read yet
+
+
+@dataclass
+class Decided:
+    choice: Choice
+    stop: Stop | None = None
+    result: EngineResult[Choice] | None = None  # the engine's, when it was asked
 
 
 class ToolNode(SleuthNode):
-    """Shared post-processing for tool nodes: history entry, sources, hand-off to the Analyzer.
-    Each runs one entry of the tool registry (utils/registry.py), given at construction."""
+    """What every tool node shares: it runs one entry of the tool registry (utils/registry.py), given at
+    construction, through its `run_tool` (utils/steps.py), records the step (sources, journey) and
+    hands the items to the Analyzer."""
 
     def __init__(self, rt, spec: ToolSpec):
         super().__init__(rt)
         self.spec = spec
         self.tool = spec.tool  # its --tools name: the search backend to ask, the items' default tool
 
-    def prep(self, shared):
-        pending: PendingStep = shared["pending"]
-        job = {"pending": pending, "query_or_url": pending.query_or_url, **self.prep_extra(shared)}
-        return {**job, "started": time.monotonic()}
+    def prep(self, shared: Shared) -> ToolJob:
+        pending = shared["pending"]
+        assert pending is not None  # the Decision set it
+        return ToolJob(pending, shared["session_id"], set(shared["visited_urls"]), time.monotonic())
 
-    def prep_extra(self, shared) -> dict:
-        """What a tool needs from the store beyond the pending decision."""
-        return {}
-
-    def run_tool(self, job: dict) -> dict:
-        """The tool's outcome: {"ok", "items": [ToolItem], "tool_used", "error", "errors", ...}."""
+    def run_tool(self, job: ToolJob) -> ToolOutcome:
         raise NotImplementedError
 
-    def exec(self, job):
+    def exec(self, job: ToolJob) -> ToolOutcome:
         out = call_within(self.rt.time_left(), self.run_tool, job)  # abandoned at the time limit
-        out["elapsed_ms"] = int((time.monotonic() - job["started"]) * 1000)
-        return out
+        return replace(out, elapsed_ms=job.elapsed_ms())
 
-    def exec_fallback(self, job, exc):
+    def exec_fallback(self, job: ToolJob, exc: Exception) -> ToolOutcome:
         """PocketFlow's hook once exec has failed: a failed tool is recorded and the loop goes on."""
-        return {
-            "ok": False,
-            "error": (str(exc) if isinstance(exc, TimeLimitExceeded) else f"{type(exc).__name__}: {exc}")[:300],
-            "items": [],
-            "tool_used": None,
-            "elapsed_ms": int((time.monotonic() - job["started"]) * 1000),
-        }
+        error = str(exc) if isinstance(exc, TimeLimitExceeded) else f"{type(exc).__name__}: {exc}"
+        return ToolOutcome(False, error=error[:300], elapsed_ms=job.elapsed_ms())
 
-    def post(self, shared, job, out):
-        pending: PendingStep = job["pending"]
-        items: list[ToolItem] = out.get("items", [])
-        for it in items:
-            it.source = add_source(
-                shared,
-                url=it.url,
-                title=it.title,
-                tool=it.tool or self.tool,
-                kind="internal" if it.internal else "external",
-                snippet=it.snippet,
-                kb_id=it.kb_id,
-                redirected_from=it.requested,
-                text=it.text,
-            )
-        entry = {
-            "step": pending.step,
-            "action": pending.action,
-            "query_or_url": pending.query_or_url,
-            "reasoning": pending.decision.reasoning,
-            "tool_used": out.get("tool_used"),
-            "remapped_from": pending.decision.remapped_from,
-            "fallback_used": bool(out.get("fallback_used")),
-            "ok": bool(out.get("ok")),
-            "error": out.get("error"),
-            "errors": out.get("errors", []),
-            "results": len(items),
-            **({"retrieval_confidence": out["retrieval_confidence"]} if "retrieval_confidence" in out else {}),
-            "elapsed_ms": out["elapsed_ms"],
-            "timestamp": now_iso(),
-        }
-        shared["research_history"].append(entry)
-        shared["iteration_count"] = pending.step
+    def post(self, shared: Shared, job: ToolJob, out: ToolOutcome) -> str:
+        entry = record_step(shared, job.pending, out, self.tool)
         self.update_urls(shared, out)
-        pending.items, pending.tool_used = items, out.get("tool_used")
         self.rt.ui.step_done(entry)
         return ANALYZE
 
-    def update_urls(self, shared, out):
-        add_candidates(
-            shared,
-            (
-                {"url": it.url, "title": it.title, "snippet": it.snippet}
-                for it in out.get("items", [])
-                if it.form == Form.SNIPPET
-            ),
+    def update_urls(self, shared: Shared, out: ToolOutcome) -> None:
+        found = (
+            {"url": it.url, "title": it.title, "snippet": it.snippet} for it in out.items if it.form == Form.SNIPPET
         )
+        add_candidates(shared, found)
+
+
+@dataclass
+class ToolJob:
+    pending: PendingStep
+    session_id: str
+    visited: set[str]  # normalized URLs read (or refused) so far
+    started: float  # time.monotonic()
+
+    @property
+    def query_or_url(self) -> str:
+        return self.pending.query_or_url
+
+    def elapsed_ms(self) -> int:
+        return int((time.monotonic() - self.started) * 1000)
 
 
 class WebSearch(ToolNode):
-    """A web search through utils/web/search.py: `duckduckgo` is SearXNG when SEARXNG_URL is set, then
-    DuckDuckGo; `google` is Custom Search while configured and before 2027-01-01, else Gemini grounding."""
-
-    def run_tool(self, job):
-        outcome = self.rt.tools.search().search(self.tool, job["query_or_url"])
-        items = [
-            ToolItem(
-                url=r.url,
-                title=r.title,
-                text=f"{r.title}. {r.snippet}",
-                form=Form.SNIPPET,
-                snippet=r.snippet,
-                tool=r.backend,
-            )
-            for r in outcome.results
-        ]
-        errors = [dict(e) for e in outcome.errors]
-        error = None
-        if not items:
-            error = "; ".join(f"{e.get('backend')}: {e['kind']} ({e['message'][:80]})" for e in errors) or "no results"
-        return {
-            "ok": bool(items),
-            "items": items,
-            "tool_used": outcome.tool_used,
-            "fallback_used": outcome.fallback_used,
-            "errors": errors,
-            "error": error,
-        }
+    def run_tool(self, job: ToolJob) -> ToolOutcome:
+        return steps.web_search(self.rt.tools, self.tool, job.query_or_url)
 
 
 class WebCrawl(ToolNode):
-    """Fetches one or more URLs concurrently (robots, SSRF and size rules in utils/crawl.py) and
-    remembers what it read in the knowledge base unless --no-remember."""
+    def run_tool(self, job: ToolJob) -> ToolOutcome:
+        return steps.crawl(self.rt.tools, self.rt.settings, self.tool, job.query_or_url, job.visited, job.session_id)
 
-    MAX_URLS = 8
-
-    def prep_extra(self, shared):
-        return {"session_id": shared["session_id"], "visited": list(shared["visited_urls"])}
-
-    def run_tool(self, job):
-        from .utils.urls import normalize_url
-
-        visited = set(job["visited"])  # a list naming some visited URLs fetches only the new ones
-        urls = [u for u in dict.fromkeys(split_urls(job["query_or_url"])) if normalize_url(u) not in visited]
-        urls = urls[: self.MAX_URLS]
-        results = self.rt.tools.fetcher().fetch_many(urls)
-        items, errors = [], []
-        for r in results:
-            if r.error or not r.text.strip():
-                errors.append({"url": r.url, "kind": r.error_kind or "empty", "message": r.error or "no text"})
-                continue
-            items.append(
-                ToolItem(
-                    url=r.final_url or r.url,
-                    title=r.title or r.final_url or r.url,
-                    text=r.text,
-                    form=Form.PAGE,
-                    lead=True,  # the page from its start: its first sentence introduces its subject
-                    links=r.links,
-                    snippet=r.text[:200],
-                    requested=r.url,
-                )
-            )
-        if items and self.rt.settings.remember and "kb" in self.rt.settings.tools:
-            self._remember(items, job.get("session_id"), errors)
-        error = "; ".join(f"{e['url']}: {e['message'][:100]}" for e in errors) if errors else None
-        return {
-            "ok": bool(items),
-            "items": items,
-            "tool_used": self.tool if items else None,
-            "errors": errors,
-            "error": error,
-            "fetched": [r.url for r in results],
-        }
-
-    def _remember(self, items, session_id, errors):
-        try:
-            kb = self.rt.tools.kb()
-            for it in items:
-                kb.add_document(source=it.url, title=it.title, text=it.text, source_type="web", session_id=session_id)
-        except Exception as exc:  # noqa: BLE001 - memory is a bonus; the research goes on
-            errors.append({"url": "(knowledge base)", "kind": "remember", "message": f"not remembered: {exc}"})
-
-    def update_urls(self, shared, out):
-        from .utils.urls import normalize_url
-
-        visited = shared["visited_urls"]
-        for u in out.get("fetched", []) + [it.url for it in out.get("items", [])]:
-            norm = normalize_url(u)
-            if norm not in visited:
-                visited.append(norm)
-        done = set(visited)
-        shared["candidate_urls"] = [c for c in shared["candidate_urls"] if c["norm"] not in done]
+    def update_urls(self, shared: Shared, out: ToolOutcome) -> None:
+        mark_visited(shared, out.fetched + [it.url for it in out.items])
 
 
 class KnowledgeBaseSearch(ToolNode):
-    """The best chunks for the query, plus the best chunks of documents the top hits link to (an
-    ingested HTML file's links are followed the way a crawl follows a page's: utils/kb/links.py)."""
-
-    K = 10
-    LINKED = 4
-
-    def prep_extra(self, shared):
-        return {"session_id": shared["session_id"]}
-
-    def run_tool(self, job):
-        from .utils.kb.hits import distinct
-        from .utils.kb.links import follow
-
-        kb = self.rt.tools.kb()
-        # Pages this very session read (research memory) are already among its sources: skip them.
-        # ...and a passage another document repeats (a page and its rendering) is read once.
-        hits = kb.search(job["query_or_url"], k=self.K * 3)
-        hits = distinct([h for h in hits if h.metadata.get("session_id") != job["session_id"]])[: self.K]
-        hits += [
-            h
-            for h in follow(kb, hits, job["query_or_url"], keep=self.LINKED)
-            if h.metadata.get("session_id") != job["session_id"]
-        ]
-        items = [
-            ToolItem(
-                url=h.source,
-                title=h.title or h.source,
-                section=h.section,  # heading path of the chunk ("Title › Section"), "" if none
-                text=h.text,
-                form=Form.KB,
-                tool=self.tool,
-                kb_id=h.id,
-                snippet=h.text[:200],
-                score=h.score,
-                linked=bool(h.metadata.get("via_link")),
-                lead=h.chunk == 0,  # the document's first chunk: its first sentence introduces the title
-            )
-            for h in hits
-        ]
-        return {
-            "ok": bool(items),
-            "items": items,
-            "tool_used": self.tool,
-            "error": None if items else "no matching passages",
-            "retrieval_confidence": round(max((h.score for h in hits), default=0.0), 3),
-        }
+    def run_tool(self, job: ToolJob) -> ToolOutcome:
+        return steps.kb_search(self.rt.tools, self.tool, job.query_or_url, job.session_id)
 
 
 class WikiSearch(ToolNode):
-    """Searches a MediaWiki (--wiki-url; English Wikipedia by default) and reads its best pages' plain
-    text through the API (utils/web/wiki.py): no crawling; a page's source is its canonical URL."""
-
-    PAGES = 3
-
-    def run_tool(self, job):
-        pages, problems = self.rt.tools.wiki().search_and_read(job["query_or_url"], k=self.PAGES)
-        items = [
-            ToolItem(url=p.url, title=p.title, text=p.text, form=Form.PAGE, lead=True, snippet=p.text[:200])
-            for p in pages
-        ]
-        errors = [{"url": title, "kind": "wiki", "message": why} for title, why in problems]
-        return {
-            "ok": bool(items),
-            "items": items,
-            "tool_used": self.tool if items else None,
-            "errors": errors,
-            "error": None if items else "; ".join(f"{e['url']}: {e['message']}" for e in errors),
-        }
+    def run_tool(self, job: ToolJob) -> ToolOutcome:
+        return steps.wiki_search(self.rt.tools, self.tool, job.query_or_url)
 
 
 class Analyzer(SleuthNode):
     """Reads the tool output, extracts facts with their sources, scores confidence."""
 
-    def prep(self, shared):
+    def prep(self, shared: Shared) -> EngineContext:
         return self.rt.context(shared, offered_actions(self.rt.settings, self.rt.tools.kb_available))
 
     def exec(self, ctx: EngineContext) -> EngineResult[Analysis]:
@@ -387,28 +219,21 @@ class Analyzer(SleuthNode):
             return EngineResult(Analysis([], "The last step returned nothing to analyze.", ctx.confidence), "none")
         return self.rt.engine.analyze(ctx)
 
-    def post(self, shared, ctx: EngineContext, result: EngineResult[Analysis]):
+    def post(self, shared: Shared, ctx: EngineContext, result: EngineResult[Analysis]) -> str:
         analysis = result.data
-        add_usage(shared, result.usage)
         step = ctx.step.step if ctx.step else shared["iteration_count"]
-        if result.fallback:
-            shared["llm_fallbacks"].append({"step": step, "phase": "analyzer", "error": result.error})
+        record_usage(shared, result, step, "analyzer")
         keep_facts(shared, analysis.facts, ctx.items, step)
-        shared["engine_notes"] = {**shared.get("engine_notes", {}), **analysis.notes}
-        conf = analysis.confidence_score
-        shared["confidence_score"] = conf
-        add_candidates(shared, ({"url": u} for u in analysis.new_potential_urls))
-        record = {**analysis.record(), "step": step, "engine": result.engine, "fallback": result.fallback}
-        shared["analyzer_reports"].append(record)
-        shared["pending"] = None
-        self.rt.ui.analyzed(conf, len(shared["sources"]), len(shared["extracted_information"]), result.fallback)
+        record_analysis(shared, analysis, step, result.engine, result.fallback)
+        n_sources, n_facts = len(shared["sources"]), len(shared["extracted_information"])
+        self.rt.ui.analyzed(analysis.confidence_score, n_sources, n_facts, result.fallback)
         return DECIDE
 
 
 class HITLOutput(SleuthNode):
     """Writes the report: the engine's answer, plus journey and sources from the shared store."""
 
-    def prep(self, shared):
+    def prep(self, shared: Shared) -> EngineContext:
         # The report is written even when the time is spent: an LLM gets a short grace, then the
         # offline engine writes it.
         rt = self.rt
@@ -416,9 +241,7 @@ class HITLOutput(SleuthNode):
         deadline = None if rt.deadline is None else max(rt.deadline, time.monotonic()) + grace
         return replace(rt.context(shared, ()), deadline=deadline)
 
-    def exec(self, ctx: EngineContext):
-        from .utils.research.citations import verified_report
-
+    def exec(self, ctx: EngineContext) -> VerifiedReport[EngineResult[Answer]]:
         show = self.rt.ui.report_chunk  # streamed with [n] as the report will number them
         stream = StreamedNumbers([s.n for s in ctx.sources], show) if self.rt.stream_report else None
 
@@ -428,32 +251,12 @@ class HITLOutput(SleuthNode):
         # Written, checked against the sources, and written once more by an LLM whose citations fail.
         return verified_report(write, ctx.sources, ctx.facts)
 
-    def post(self, shared, ctx, out):
-        from .utils.research.citations import summary
-        from .utils.research.report import build_report, numbering
-
+    def post(self, shared: Shared, ctx: EngineContext, out: VerifiedReport[EngineResult[Answer]]) -> str:
         for result in out.results:
-            add_usage(shared, result.usage)
-            if result.fallback:
-                shared["llm_fallbacks"].append(
-                    {"step": shared["iteration_count"], "phase": "report", "error": result.error}
-                )
+            record_usage(shared, result, shared["iteration_count"], "report")
         shared["model"] = self.rt.engine.model or shared.get("model")  # resolved by now
-        shared["answer"] = out.answer
-        shared["citations"] = summary(out.verification, out.regenerated)
-        shared["final_answer"] = build_report(shared, out.answer)
-        shared["reports"].append(
-            {
-                "round": len(shared["feedback_history"]) + 1,
-                "answer": out.answer,
-                "confidence": shared["confidence_score"],
-                "stop_reason": shared.get("stop_reason"),
-                "citations": out.verification.counts(),
-                **numbering(shared, out.answer),  # the report's [1..k] -> session source numbers
-            }
-        )
-        shared["status"] = "awaiting_feedback"
-        self.rt.ui.report(shared["final_answer"])
+        record_report(shared, out.answer, out.verification, out.regenerated)
+        self.rt.ui.report(shared["final_answer"] or "")
         return FEEDBACK
 
 
@@ -461,7 +264,7 @@ class HumanFeedback(SleuthNode):
     """Asks for feedback (interactive), takes scripted feedback (--feedback), or ends (batch).
     Feedback restarts the Decision with it; an empty answer ends the run."""
 
-    def prep(self, shared):
+    def prep(self, shared: Shared) -> dict:
         return {
             "session_id": shared["session_id"],
             "sources": shared["sources"],
@@ -471,40 +274,21 @@ class HumanFeedback(SleuthNode):
             "round": len(shared["feedback_history"]) + 1,
         }
 
-    def exec(self, prep):
+    def exec(self, prep: dict) -> str | None:
         if self.rt.feedback is None:
             return None
-        text = self.rt.feedback(prep)
-        text = " ".join(valid_text(text or "").split())
+        text = " ".join(valid_text(self.rt.feedback(prep) or "").split())
         if not text or text.lower() in {"done", "/done", "/quit", "quit", "exit"}:
             return None
-        s = self.rt.settings
-        if s.remember and "kb" in s.tools:  # accepted feedback becomes a `feedback` source in the KB
-            try:
-                self.rt.tools.kb().add_document(
-                    source=f"feedback:{prep['session_id']}:{prep['round']}",
-                    title=f"Feedback on: {prep['query'][:80]}",
-                    text=text,
-                    source_type="feedback",
-                    session_id=prep["session_id"],
-                )
-            except Exception as exc:  # noqa: BLE001 - remembering is a bonus
-                self.rt.ui.warn(f"feedback not stored in the knowledge base: {exc}")
+        problem = steps.remember_feedback(self.rt.tools, self.rt.settings, text, prep)
+        if problem:
+            self.rt.ui.warn(f"feedback not stored in the knowledge base: {problem}")
         return text
 
-    def post(self, shared, prep, text):
+    def post(self, shared: Shared, prep: dict, text: str | None) -> str:
         if not text:
             shared["status"] = "done"
             return DONE
-        rejected = rejected_sources(text, prep["shown"][0])  # "ignore [2]": [2] as the last report showed it
-        shared["feedback_history"].append(
-            {"text": text, "timestamp": now_iso(), "after_iteration": shared["iteration_count"], "rejected": rejected}
-        )
-        shared["excluded_sources"] = sorted(set(shared.get("excluded_sources", [])) | set(rejected))
-        shared["round_start_iteration"] = shared["iteration_count"]
-        shared["round_start_cost"] = shared.get("cost_usd") or 0.0
-        shared["round_start_tokens"] = shared["token_usage"]["total"]
-        shared["stop_reason"], shared["stop_detail"] = None, ""
-        shared["status"] = "running"
+        start_feedback_round(shared, text, rejected_sources(text, prep["shown"][0]))  # "ignore [2]" as shown
         self.rt.start_round()  # the feedback round gets its own time budget
         return RESEARCH

@@ -16,7 +16,7 @@ from sleuth.flow import run_flow
 from sleuth.utils.cli.research import result_json
 from sleuth.utils.engine.protocol import Answer, EngineResult
 from sleuth.utils.research.citations import EXCERPT_MAX, cited_claims, flag, merge_excerpt, verify
-from sleuth.utils.research.loopdata import Analysis, Fact, Source
+from sleuth.utils.research.loopdata import Analysis, Fact, Form, Source, ToolItem
 from sleuth.utils.research.report import build_report
 from sleuth.utils.research.state import add_source, new_shared
 
@@ -82,7 +82,7 @@ def test_sessions_saved_before_excerpts_existed_are_checked_against_their_facts(
 def test_the_kept_text_of_a_source_is_bounded():
     shared = new_shared("q")
     for i in range(5):
-        add_source(shared, url="https://e.org/a", title="A", tool="crawl", kind="external", text=f"{i} " + "x" * 5000)
+        add_source(shared, ToolItem("https://e.org/a", "A", f"{i} " + "x" * 5000, Form.PAGE), "crawl")
     assert len(shared["sources"]) == 1 and len(shared["sources"][0].excerpt) <= EXCERPT_MAX
     assert merge_excerpt("abc def", "def") == "abc def"  # nothing twice
 

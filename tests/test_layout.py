@@ -20,6 +20,7 @@ LAYER_OF = (
     ("utils.runtime", "app"),
     ("utils.sessions", "app"),
     ("utils.api", "app"),  # what the Python API and the MCP server share
+    ("utils.steps", "app"),  # what each tool does in a step (the tool nodes' work)
     ("utils.", "base"),  # config, errors, text, urls, clients, checkout
     ("nodes", "nodes"),
     ("flow", "flow"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..registry import BY_ACTION, HITL, TOOLS, takes_urls
-from .loopdata import Choice
+from .loopdata import Choice, Stop, StopReason
 from .loopguard import split_urls
 
 
@@ -34,3 +34,13 @@ def remap_decision(decision: Choice, actions: Sequence[str], query: str) -> Choi
         q = query  # nothing usable to search for (empty, or URLs meant for the crawler): use the question
     out.action, out.query_or_url = action, q
     return out
+
+
+def handed_over(decided: Choice, choice: Choice) -> Stop | None:
+    """Why the round stops when the engine's choice, remapped, hands over to the report: nothing
+    offered can do what it chose, or the engine said why (the offline engine: nothing new to try)."""
+    if choice.action != HITL:
+        return None
+    if choice.remapped_from:
+        return StopReason.NO_TOOLS, f"{choice.remapped_from} is not available and nothing can replace it"
+    return decided.stop_reason or StopReason.DECIDED, choice.reasoning or "engine chose to stop"

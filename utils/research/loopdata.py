@@ -98,6 +98,21 @@ class ToolItem:
 
 
 @dataclass
+class ToolOutcome:
+    """What one tool step came to (utils/steps.py): the items found, and how the tool fared."""
+
+    ok: bool
+    items: list[ToolItem] = field(default_factory=list)
+    tool_used: str | None = None  # the tool (or search backend) that produced the items
+    error: str | None = None
+    errors: list[dict] = field(default_factory=list)  # per backend or URL: {"kind", "message", ...}
+    fallback_used: bool = False  # a search backend other than the first asked answered
+    retrieval_confidence: float | None = None  # KB searches: the best hit's score
+    fetched: list[str] = field(default_factory=list)  # crawls: the URLs asked for (read or refused)
+    elapsed_ms: int = 0
+
+
+@dataclass
 class PendingStep:
     """The step in flight: the Decision's choice, then what the tool found, for the Analyzer."""
 
@@ -157,17 +172,6 @@ class Analysis:
     new_potential_urls: list[str] = field(default_factory=list)
     inconsistencies_found: str = ""
     notes: dict[str, dict] = field(default_factory=dict)  # engine name -> its notes, kept in the session
-
-    def record(self) -> dict:
-        """The Analyzer JSON as the session's `analyzer_reports` keep it."""
-        return {
-            "extracted_info": [{"fact": f.text, "source": f.source, "score": f.score} for f in self.facts],
-            "assessment": self.assessment,
-            "confidence_score": self.confidence_score,
-            "suggestions_for_next_step": self.suggestions_for_next_step,
-            "new_potential_urls": self.new_potential_urls,
-            "inconsistencies_found": self.inconsistencies_found,
-        }
 
 
 @dataclass

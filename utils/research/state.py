@@ -10,14 +10,17 @@ and `restored` reads it back.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, cast
 
 from ..text import valid_text
 from ..usage import sum_usage
-from .loopdata import Fact, Form, PendingStep, Source, StopReason, ToolItem
+from .loopdata import Analysis, Fact, Form, PendingStep, Source, StopReason, ToolItem, ToolOutcome
+
+if TYPE_CHECKING:
+    from .citations import Verification
 
 SCHEMA_VERSION = 1
 
@@ -168,13 +171,14 @@ def restored(data: object) -> Shared:
     if not isinstance(query, str) or not isinstance(session_id, str) or not session_id:
         raise ValueError('it has no "session_id" and "original_query"')
     shared = new_shared(query, session_id=session_id)
+    fields = cast(dict[str, Any], shared)  # filled from the file, key by key
     for key, value in data.items():
-        default = shared.get(key)
+        default = fields.get(key)
         if value is None and default is not None:
             continue  # a null where a value belongs keeps the default
         if default is not None and _json_kind(value) != _json_kind(default):
             raise ValueError(f'its "{key}" should be a JSON {_json_kind(default)}, not a {_json_kind(value)}')
-        shared[key] = value
+        fields[key] = value
     shared["pending"] = PendingStep.from_json(shared["pending"]) if isinstance(shared["pending"], dict) else None
     shared["sources"] = [Source.from_json(s) for s in shared["sources"]]
     saved_facts = shared["extracted_information"]
@@ -193,11 +197,10 @@ def _notes_of_older_files(shared: Shared, saved_facts: list) -> None:
     """An older file's offline-engine fields (on its facts, and its "term_idf") become that engine's
     notes (engine/notes.py), so a resumed session weighs its facts as the run that found them did."""
     legacy_idf = shared.pop("term_idf", None)  # type: ignore[typeddict-item]
-    by_key = {
-        fact.key: {k: raw[k] for k in LEGACY_NOTES if k in raw}
-        for fact, raw in zip(shared["extracted_information"], saved_facts, strict=True)
-        if any(k in raw for k in LEGACY_NOTES)
-    }
+    by_key: dict[str, list[dict]] = {}
+    for fact, raw in zip(shared["extracted_information"], saved_facts, strict=True):
+        if any(k in raw for k in LEGACY_NOTES):
+            by_key.setdefault(fact.key, []).append({k: raw[k] for k in LEGACY_NOTES if k in raw})
     if (by_key or legacy_idf) and "offline" not in shared["engine_notes"]:
         steps = [h.get("step", 0) for h in shared["research_history"] if "retrieval_confidence" in h]
         idf = legacy_idf if isinstance(legacy_idf, dict) else {}
@@ -220,26 +223,45 @@ def _json_kind(value: object) -> str:
     return next((name for t, name in kinds.items() if isinstance(value, t)), "null")
 
 
-def add_source(
-    shared: Shared,
-    *,
-    url: str,
-    title: str,
-    tool: str,
-    kind: str,
-    snippet: str = "",
-    kb_id: str | None = None,
-    redirected_from: str = "",
-    text: str = "",
-) -> int:
+def record_step(shared: Shared, pending: PendingStep, outcome: ToolOutcome, tool: str) -> HistoryEntry:
+    """A tool step's results join the session: each item becomes a numbered source (found by the
+    tool `tool` unless it says which backend), the step its journey entry; the step in flight now
+    holds the items for the Analyzer."""
+    for it in outcome.items:
+        it.source = add_source(shared, it, it.tool or tool)
+    entry = HistoryEntry(
+        step=pending.step,
+        action=pending.action,
+        query_or_url=pending.query_or_url,
+        reasoning=pending.decision.reasoning,
+        tool_used=outcome.tool_used,
+        remapped_from=pending.decision.remapped_from,
+        fallback_used=outcome.fallback_used,
+        ok=outcome.ok,
+        error=outcome.error,
+        errors=outcome.errors,
+        results=len(outcome.items),
+    )
+    if outcome.retrieval_confidence is not None:
+        entry["retrieval_confidence"] = outcome.retrieval_confidence
+    entry |= HistoryEntry(elapsed_ms=outcome.elapsed_ms, timestamp=now_iso())
+    shared["research_history"].append(entry)
+    shared["iteration_count"] = pending.step
+    pending.items, pending.tool_used = outcome.items, outcome.tool_used
+    return entry
+
+
+def add_source(shared: Shared, item: ToolItem, tool: str) -> int:
     """Add a source, or find the one already there for the same document; return its number.
 
     Web sources are the same when their normalized URLs match; KB sources when their document
     (path or URL) matches, so every chunk of one file shares one citation number. A crawled page
     reached through a redirect (``redirected_from``, e.g. a Google grounding link) updates the
     source that named the redirect: it keeps its number, takes the final URL and records both.
-    A bounded excerpt of `text` is kept to verify citations against.
+    A bounded excerpt of the item's text is kept to verify citations against.
     """
+    url, title, text, redirected_from = item.url, item.title, item.text, item.requested
+    kind: Literal["external", "internal"] = "internal" if item.internal else "external"
     from ..urls import normalize_url
     from .citations import EXCERPT_CHARS, merge_excerpt
 
@@ -266,14 +288,36 @@ def add_source(
             n=n,
             title=title or url,
             url=url,
-            kb_id=kb_id,
+            kb_id=item.kb_id,
             tool=tool,
             kind=kind,
-            snippet=snippet[:300],
+            snippet=item.snippet[:300],
             excerpt=merge_excerpt("", text[:EXCERPT_CHARS]),
         )
     )
     return n
+
+
+def record_analysis(shared: Shared, analysis: Analysis, step: int, engine: str, fallback: bool) -> None:
+    """An analysis' confidence, the pages it suggests, the engine's notes and the Analyzer JSON (in
+    `analyzer_reports`); the step is done. Its facts are kept by `keep_facts`."""
+    shared["engine_notes"] = {**shared.get("engine_notes", {}), **analysis.notes}
+    shared["confidence_score"] = analysis.confidence_score
+    add_candidates(shared, ({"url": u} for u in analysis.new_potential_urls))
+    shared["analyzer_reports"].append(
+        AnalyzerRecord(
+            extracted_info=[{"fact": f.text, "source": f.source, "score": f.score} for f in analysis.facts],
+            assessment=analysis.assessment,
+            confidence_score=analysis.confidence_score,
+            suggestions_for_next_step=analysis.suggestions_for_next_step,
+            new_potential_urls=analysis.new_potential_urls,
+            inconsistencies_found=analysis.inconsistencies_found,
+            step=step,
+            engine=engine,
+            fallback=fallback,
+        )
+    )
+    shared["pending"] = None
 
 
 def keep_facts(shared: Shared, facts: Sequence[Fact], items: Sequence[ToolItem], step: int) -> None:
@@ -320,15 +364,86 @@ def add_candidates(shared: Shared, entries) -> None:
             )
 
 
+def mark_visited(shared: Shared, urls: Iterable[str]) -> None:
+    """Pages a crawl read or refused are visited (normalized), and no longer candidates."""
+    from ..urls import normalize_url
+
+    visited = shared["visited_urls"]
+    for u in urls:
+        norm = normalize_url(u)
+        if norm not in visited:
+            visited.append(norm)
+    done = set(visited)
+    shared["candidate_urls"] = [c for c in shared["candidate_urls"] if c["norm"] not in done]
+
+
+class EngineCall(Protocol):
+    """An engine call's result (engine/protocol.py: EngineResult), as far as the session counts it."""
+
+    @property
+    def usage(self) -> dict | None: ...
+
+    @property
+    def fallback(self) -> bool: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+
+def record_usage(shared: Shared, call: EngineCall, step: int, phase: str) -> None:
+    """An engine call's tokens and cost, and, when the offline engine answered for a failed LLM call,
+    that fallback (`phase`: decision, analyzer or report)."""
+    add_usage(shared, call.usage)
+    if call.fallback:
+        shared["llm_fallbacks"].append({"step": step, "phase": phase, "error": call.error})
+
+
+def record_report(shared: Shared, answer: str, verification: Verification, regenerated: bool) -> None:
+    """The report shown: its answer, the citations' check, the whole report, and its entry in `reports`."""
+    from .citations import summary
+    from .report import build_report, numbering
+
+    shared["answer"] = answer
+    shared["citations"] = summary(verification, regenerated)
+    shared["final_answer"] = build_report(shared, answer)
+    shared["reports"].append(
+        {
+            "round": len(shared["feedback_history"]) + 1,
+            "answer": answer,
+            "confidence": shared["confidence_score"],
+            "stop_reason": shared.get("stop_reason"),
+            "citations": verification.counts(),
+            **numbering(shared, answer),  # the report's [1..k] -> session source numbers
+        }
+    )
+    shared["status"] = "awaiting_feedback"
+
+
+def start_feedback_round(shared: Shared, text: str, rejected: list[int]) -> None:
+    """Feedback restarts the research: recorded with the sources it rejects, a new round begins (its
+    own step, token and cost budgets) and the last round's stop reason is cleared."""
+    shared["feedback_history"].append(
+        {"text": text, "timestamp": now_iso(), "after_iteration": shared["iteration_count"], "rejected": rejected}
+    )
+    shared["excluded_sources"] = sorted(set(shared.get("excluded_sources", [])) | set(rejected))
+    shared["round_start_iteration"] = shared["iteration_count"]
+    shared["round_start_cost"] = shared.get("cost_usd") or 0.0
+    shared["round_start_tokens"] = shared["token_usage"]["total"]
+    shared["stop_reason"], shared["stop_detail"] = None, ""
+    shared["status"] = "running"
+
+
 def add_usage(shared: Shared, usage: dict | None) -> None:
     """Count one engine call's tokens and cost into the session (utils/usage.py sums them)."""
     if not usage:
         return
-    total = {**shared["token_usage"], "cost_usd": shared.get("cost_usd", 0.0)}
+    total: dict[str, Any] = {**shared["token_usage"], "cost_usd": shared.get("cost_usd", 0.0)}
     sum_usage(total, usage)
     if "cost_usd" in usage:  # an engine with a price table entry says what the call cost, or None
         shared["cost_usd"] = total["cost_usd"]
-    shared["token_usage"].update({k: total[k] for k in ("calls", "prompt", "output", "total")})
+    counts = shared["token_usage"]
+    counts["calls"], counts["prompt"], counts["output"] = total["calls"], total["prompt"], total["output"]
+    counts["total"] = total["total"]
 
 
 def round_cost(shared: Shared) -> float | None:
