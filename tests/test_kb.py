@@ -585,7 +585,7 @@ def test_the_kb_chunks_with_the_size_of_its_embedding(tmp_path, monkeypatch):
 
     asked = []
     monkeypatch.setattr(
-        "sleuth.utils.kb.store.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
+        "sleuth.utils.kb.lifecycle.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
     )  # the hash embedding runs here; MiniLM's model cannot be downloaded in tests
     kb = KnowledgeBase(tmp_path / "kb")
     kb.add_document(source="long.txt", title="Long", text=long_document(3))

@@ -34,22 +34,20 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from ..errors import FetchError
-from ..text import composed
 from ..urls import normalize_url
 from .cache import Cache
 from .decode import codec_name as _codec
-from .decode import decode_body, parse_content_type
+from .decode import parse_content_type
 from .guard import Dialer, Resolver, default_resolve, pinned_adapter, split_url, vet_host
-from .pdf import read_pdf
+from .page import ALLOWED_TYPES, FetchResult, read_page, sniff
+from .robots import DEFAULT_UA, ROBOTS_MAX_BYTES, RobotsRules, parse_robots, robots_allows, robots_token  # noqa: F401
 
 log = logging.getLogger(__name__)
 
-DEFAULT_UA = "Sleuth/0.1 (+https://github.com/sleuth-research/sleuth; research agent)"
 ERROR_KINDS = (
     "invalid_url",
     "ssrf",
@@ -62,80 +60,11 @@ ERROR_KINDS = (
     "redirects",
     "decode",
 )
-ALLOWED_TYPES = {"text/html": "html", "application/xhtml+xml": "html", "text/plain": "text", "application/pdf": "pdf"}
 REDIRECT_CODES = (301, 302, 303, 307, 308)
-ROBOTS_MAX_BYTES = 512_000
 CACHE_NAMESPACE = "page"
 
 
-@dataclass
-class FetchResult:
-    url: str
-    final_url: str = ""
-    status: int | None = None
-    title: str = ""
-    published: str | None = None
-    text: str = ""
-    links: list[str] = field(default_factory=list)
-    content_type: str = ""
-    error: str | None = None
-    error_kind: str | None = None
-    elapsed_ms: int = 0
-    from_cache: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def to_dict(self) -> dict:
-        return {
-            "url": self.url,
-            "final_url": self.final_url,
-            "status": self.status,
-            "title": self.title,
-            "published": self.published,
-            "text": self.text,
-            "links": list(self.links),
-            "error": self.error,
-            "error_kind": self.error_kind,
-            "content_type": self.content_type,
-            "elapsed_ms": self.elapsed_ms,
-            "from_cache": self.from_cache,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> FetchResult:
-        return cls(
-            url=str(d.get("url", "")),
-            final_url=str(d.get("final_url", "")),
-            status=d.get("status"),
-            title=str(d.get("title") or ""),
-            published=d.get("published"),
-            text=str(d.get("text") or ""),
-            links=[str(x) for x in d.get("links") or []],
-            content_type=str(d.get("content_type") or ""),
-            error=d.get("error"),
-            error_kind=d.get("error_kind"),
-            elapsed_ms=int(d.get("elapsed_ms") or 0),
-            from_cache=bool(d.get("from_cache")),
-        )
-
-
 # -- helpers -------------------------------------------------------------------------------
-
-_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
-
-
-def _sniff(body: bytes) -> str:
-    head = body[:1024].lstrip()
-    if head.startswith(b"%PDF-"):
-        return "application/pdf"
-    low = head.lower()
-    if low.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<?xml")) or b"<html" in low:
-        return "text/html"
-    if b"\x00" in head:
-        return "application/octet-stream"
-    return "text/plain"
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -206,9 +135,7 @@ class Fetcher:
         self._pace_lock = threading.Lock()
         self._next_slot: dict[str, float] = {}
         self._host_interval: dict[str, float] = {}
-        self._robots_lock = threading.Lock()
-        self._robots: dict[str, Any] = {}  # origin -> protego.Protego | None (None = allow all)
-        self._robots_locks: dict[str, threading.Lock] = {}
+        self._robots = RobotsRules(self.user_agent, self._load_robots)  # read once per origin
         self.robots_notes: dict[str, str] = {}
 
     @classmethod
@@ -317,7 +244,7 @@ class Fetcher:
                     if exc.kind == "ssrf":
                         exc.message = f"redirect to {current} {exc.message}"
                     raise
-            if check_robots and not self._robots_allow(current):
+            if check_robots and not self._robots.allow(current):
                 raise FetchError(
                     "robots",
                     f"disallowed by robots.txt: {current} (use --ignore-robots to override)",
@@ -423,44 +350,15 @@ class Fetcher:
             raise fail("too_large", f"skipped: {int(length)} bytes is over the {self.max_bytes}-byte limit")
         body = self._read_body(resp, final_url, status, mime)
         if not mime:
-            mime = _sniff(body)
+            mime = sniff(body)
             if mime not in ALLOWED_TYPES:
                 raise fail("content_type", "skipped: binary content without a content type")
-        kind = ALLOWED_TYPES[mime]
-        result = FetchResult(url=url, final_url=final_url, status=status, content_type=mime)
         try:
-            if kind == "pdf":
-                pdf = read_pdf(body)
-                result.title, result.published, result.text = pdf.title, pdf.published, pdf.text
-            elif kind == "text":
-                result.text, _ = decode_body(body, charset, html=False)
-                result.text = composed(result.text.strip())
-            else:
-                html, _ = decode_body(body, charset, html=True)
-                self._extract_html(result, html, body, final_url)
+            return read_page(url, final_url, status, mime, charset, body)
         except FetchError:
             raise
         except Exception as exc:  # noqa: BLE001 - malformed documents
             raise fail("decode", f"could not read the {mime} document: {type(exc).__name__}: {exc}") from None
-        return result
-
-    @staticmethod
-    def _extract_html(result: FetchResult, html: str, body: bytes, final_url: str) -> None:
-        from .extract import extract
-
-        html = _XML_DECL.sub("", html, count=1)
-        try:
-            ex = extract(html, final_url)
-        except Exception:  # noqa: BLE001 - let the extractor try the raw bytes before giving up
-            log.debug("extract(str) failed for %s; retrying with bytes", final_url, exc_info=True)
-            ex = extract(body, final_url)
-        result.title = str(getattr(ex, "title", "") or "").strip()
-        published = getattr(ex, "published", None) or None
-        if published is not None and not isinstance(published, str):
-            published = published.isoformat() if hasattr(published, "isoformat") else str(published)
-        result.published = published
-        result.text = str(getattr(ex, "text", "") or "")
-        result.links = [str(x) for x in (getattr(ex, "links", None) or [])]
 
     def _read_body(self, resp, final_url: str, status: int, mime: str, max_bytes: int | None = None) -> bytes:
         from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError
@@ -491,26 +389,6 @@ class Fetcher:
                 raise fail("too_large", f"stopped reading: body is over the {cap}-byte limit")
 
     # -- robots.txt --------------------------------------------------------------------------
-
-    def _robots_allow(self, url: str) -> bool:
-        parts = urlsplit(url)
-        origin = f"{parts.scheme.lower()}://{parts.netloc.lower()}"
-        with self._robots_lock:
-            lock = self._robots_locks.setdefault(origin, threading.Lock())
-        with lock:
-            with self._robots_lock:
-                known = origin in self._robots
-                parser = self._robots.get(origin)
-            if not known:
-                parser = self._load_robots(origin)
-                with self._robots_lock:
-                    self._robots[origin] = parser
-        if parser is None:
-            return True
-        try:
-            return bool(parser.can_fetch(url, robots_token(self.user_agent)))
-        except Exception:  # noqa: BLE001
-            return True
 
     def _load_robots(self, origin: str):
         """The parsed robots.txt of the origin (RFC 9309, protego), or None (= everything allowed)."""
@@ -549,26 +427,6 @@ class Fetcher:
     def _note_robots(self, origin: str, note: str) -> None:
         self.robots_notes[origin] = note
         log.info("%s: %s", origin, note)
-
-
-def parse_robots(text: str):
-    """robots.txt parsed as RFC 9309 says (protego): ``*`` and ``$`` wildcards, and the longest
-    matching rule wins (``Allow`` on a tie) — the standard library's ``urllib.robotparser`` takes
-    the first matching rule and treats wildcards literally."""
-    from protego import Protego
-
-    return Protego.parse(text)
-
-
-def robots_token(user_agent: str) -> str:
-    """The product token robots.txt groups are matched against ("Sleuth" for "Sleuth/0.1 (...)")."""
-    m = re.match(r"[A-Za-z_-]+", user_agent.strip())
-    return m.group(0) if m else user_agent
-
-
-def robots_allows(text: str, url: str, user_agent: str = DEFAULT_UA) -> bool:
-    """Whether robots.txt ``text`` lets ``user_agent`` fetch ``url``."""
-    return bool(parse_robots(text).can_fetch(url, robots_token(user_agent)))
 
 
 def _drop_fragment(url: str) -> str:
