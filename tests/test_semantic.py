@@ -65,7 +65,7 @@ def test_the_offline_engine_answers_with_and_without_the_model(cli, tmp_path, wi
     assert len(files) == 1, "the run saved its session"
     session = json.loads(files[0].read_text())
     weighed = session["engine_notes"]["offline"]["facts"]  # what the offline engine weighed of each fact
-    sems = [weighed.get(key, {}).get("sem") for key in weighed]
+    sems = [note.get("sem") for notes in weighed.values() for note in notes]
     if without_model:
         assert all(s is None for s in sems)
     else:

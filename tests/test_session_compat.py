@@ -91,4 +91,4 @@ def test_an_old_sessions_sources_and_facts_show_as_saved_with_defaults_for_what_
     facts = [{("form" if k == "kind" else k): v for k, v in f.items()} for f in saved["extracted_information"]]
     assert as_json["extracted_information"] == [{k: v for k, v in f.items() if k in fact} for f in facts]
     notes = as_json["engine_notes"]["offline"]["facts"]
-    assert [n["qcov"] for n in notes.values()] == [f["qcov"] for f in facts if "qcov" in f]
+    assert [n["qcov"] for ns in notes.values() for n in ns] == [f["qcov"] for f in facts if "qcov" in f]

@@ -4,8 +4,11 @@ what a fact is; the notes hold how the offline engine rated it, kept in the shar
 `engine_notes["offline"]` (the Analyzer node stores what an analysis hands back, unread), so a
 resumed session rates its facts as the run that found them did.
 
-    {"facts": {Fact.key: {"qcov", "retrieval", "prior", "follow_up", "sem"}},   # the fields it set
+    {"facts": {Fact.key: [{"qcov", "retrieval", "prior", "follow_up", "sem"}, ...]},   # fields it set
      "term_idf": {word: IDF}, "idf_steps": [the KB steps whose query's words are in term_idf]}
+
+A key holds one note per fact of that key in the order found: a step may quote one sentence of one
+source twice (two frames, two ratings); the session keeps the first, or (search snippets) each.
 """
 
 from __future__ import annotations
@@ -50,13 +53,23 @@ def offline_notes(notes: Mapping[str, Any]) -> dict[str, Any]:
 def weighed(facts: Sequence[Fact], notes: Mapping[str, Any]) -> list[Weighed]:
     """The facts with what the engine weighed of each (nothing for an LLM's facts)."""
     by_key = offline_notes(notes).get("facts", {})
-    return [Weighed(f.text, f.source, f.score, f.step, f.form, **by_key.get(f.key, {})) for f in facts]
+    seen: dict[str, int] = {}
+    out = []
+    for f in facts:
+        key = f.key
+        nth = seen[key] = seen.get(key, -1) + 1  # the nth fact of this key in the session
+        found = by_key.get(key) or [{}]
+        out.append(Weighed(f.text, f.source, f.score, f.step, f.form, **found[min(nth, len(found) - 1)]))
+    return out
 
 
 def with_facts(notes: Mapping[str, Any], facts: Sequence[Weighed], idf: tuple[dict[str, float], list[int]]) -> dict:
     """The engine's notes once an analysis has weighed `facts` and known the KB's word rarity `idf`."""
     own = offline_notes(notes)
-    by_key = {**own.get("facts", {}), **{f.key: f.note() for f in facts}}
+    found: dict[str, list[dict[str, Any]]] = {}
+    for f in facts:
+        found.setdefault(f.key, []).append(f.note())
+    by_key = {**own.get("facts", {}), **found}
     term_idf, steps = idf
     return {OFFLINE: {**own, "facts": by_key, "term_idf": term_idf, "idf_steps": steps}}
 
