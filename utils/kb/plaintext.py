@@ -29,6 +29,35 @@ _ENTRY = re.compile(r"^\S[^\t]*\t")
 _EXAMPLE_START = re.compile(r"(?:^|\s)>[a-z]*\s*$")
 
 
+_CONTROL = re.compile(r"[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f]")
+_CODE_END = re.compile(r"[;{}]\s*$")
+_SETTING = re.compile(r"^\s*[\w.\-\[\]]+\s*(?:=.*|:\s*\S+\s*)$")
+
+
+def looks_like_prose(head: bytes) -> bool:
+    """Whether a file's first bytes are text written to be read: valid UTF-8 (or nearly: a few
+    stray bytes of another encoding), few control characters, mostly letters, and not a table of
+    data (most lines three fields apart by tabs), source code (a third of its lines ending in ``;``,
+    ``{`` or ``}``) or settings (most lines ``name = value``)."""
+    if not head.strip() or b"\x00" in head:
+        return False
+    text = head.decode("utf-8", "replace")
+    if text.count("\ufffd") > max(2, len(text) // 200) or len(_CONTROL.findall(text)) > max(2, len(text) // 200):
+        return False
+    visible = [c for c in re.sub(r"(\S)\1{3,}", "", text) if not c.isspace()]  # rules of ---- or ==== aside
+    if sum(c.isalpha() for c in visible) < 0.5 * len(visible):
+        return False
+    lines = [ln for ln in text.split("\n")[:2000] if ln.strip()]
+    if not lines:
+        return False
+    n = len(lines)
+    if sum(len([f for f in ln.split("\t") if f.strip()]) >= 3 for ln in lines) > n / 2:
+        return False
+    if sum(bool(_CODE_END.search(ln)) for ln in lines) > n / 3:
+        return False
+    return sum(bool(_SETTING.match(ln)) for ln in lines) <= 0.6 * n
+
+
 def _marks(lines: list[str]) -> int:
     n = 0
     for i, line in enumerate(lines):

@@ -1,0 +1,122 @@
+"""Every documentation folder a user has: man pages (both macro sets), info manuals, text without an
+extension found by its content, through `kb ingest` and a question answered offline. The fixtures in
+tests/fixtures/doc-kinds were written for these tests."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sleuth.utils.cli.kb import main
+from sleuth.utils.kb import readers
+from sleuth.utils.kb.roff import plain
+
+KINDS = Path(__file__).resolve().parent / "fixtures" / "doc-kinds"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch, tmp_path):
+    for var in ("SLEUTH_EMBEDDING", "SLEUTH_CHROMA_URL", "SLEUTH_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def ingest(capsys, data_dir: Path, *paths: Path) -> tuple[int, str, str]:
+    rc = main(["ingest", *map(str, paths), "--data-dir", str(data_dir)])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def top_hit(capsys, data_dir: Path, query: str) -> dict:
+    assert main(["search", query, "-k", "1", "--json", "--data-dir", str(data_dir)]) == 0
+    return json.loads(capsys.readouterr()[0])["hits"][0]
+
+
+def answer(cli, question: str, data_dir: Path) -> dict:
+    proc = cli("--json", "--tools", "kb", question, data_dir=data_dir)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info_entry(cli, tmp_path):
+    data = tmp_path / "data"
+    proc = cli("kb", "ingest", str(KINDS), data_dir=data)
+    assert proc.returncode == 0, proc.stderr
+    assert "unsupported" not in proc.stderr
+    asked = {
+        "What is the default ramp rate of kilnctl?": "150 degrees",  # a man page's .TP option
+        "How long does tarpd hold a knocking client by default?": "37",  # an mdoc .It Fl entry
+        "Which version of kilnctl added the bisque program?": "3.4",  # a NEWS file's release note
+        "What exit status does kilnctl give when the thermocouple fails?": "4:",
+    }
+    for question, expected in asked.items():
+        got = answer(cli, question, data)
+        assert expected in got["answer"], (question, got["answer"])
+
+
+def test_each_option_of_a_man_page_carries_its_heading_path(capsys, data_dir):
+    assert ingest(capsys, data_dir, KINDS)[0] == 0
+    hit = top_hit(capsys, data_dir, "ramp rate degrees per hour")
+    assert hit["title"] == "kilnctl(1)"
+    assert "### -r, --ramp-rate=DEGREES\n\n- -r, --ramp-rate=DEGREES: raise the temperature" in hit["text"]
+    assert "\\f" not in hit["text"] and ".TP" not in hit["text"]
+    hit = top_hit(capsys, data_dir, "knocking client first byte")
+    assert hit["title"] == "tarpd(8)"
+    assert "### -w seconds\n\n- -w seconds: Hold each knocking client" in hit["text"]
+    assert "tarpd [-dv] [-w seconds] address" in hit["text"]  # mdoc's Op, Fl, Ar read as they print
+
+
+def test_text_after_an_option_list_is_under_its_section_again(tmp_path):
+    title, text = readers.read_document(KINDS / "kilnctl.1.gz")[:2]
+    from sleuth.utils.kb.structure import sections
+
+    by_text = {s.text.split("\n")[-1]: s.label for s in sections(title, text)}
+    assert by_text["Text after the list belongs to the description again."] == "kilnctl(1) › Description"
+    assert by_text["- 4: the thermocouple failed during the firing."] == "kilnctl(1) › Exit status › 4"
+    assert by_text[
+        "- --cone-pack: wait for the witness cones to bend before the program moves to its next segment."
+    ] == ("kilnctl(1) › Description › --cone-pack")
+
+
+def test_a_folder_of_man_pages_is_read_and_counted(capsys, tmp_path, data_dir):
+    man = tmp_path / "man"
+    (man / "man1").mkdir(parents=True)
+    (man / "man8").mkdir()
+    shutil.copy(KINDS / "kilnctl.1.gz", man / "man1")
+    shutil.copy(KINDS / "tarpd.8", man / "man8")
+    (man / "man1" / "kiln.1").write_text(".so man1/kilnctl.1\n")  # an alias of another page
+    with gzip.open(man / "man8" / "kilnd.8.gz", "wt") as f:
+        f.write(".TH KILND 8\n.SH NAME\nkilnd \\- the kiln daemon\n.SH OPTIONS\n.TP\n.B \\-\\-port\nthe serial port.\n")
+    rc, out, err = ingest(capsys, data_dir, man)
+    assert rc == 0, err
+    assert "read 4 man pages" in out
+    assert "skipped" not in err and "unsupported" not in err
+    assert top_hit(capsys, data_dir, "kiln daemon serial port")["title"] == "kilnd(8)"
+    assert top_hit(capsys, data_dir, "pottery kiln shell")["title"] == "kilnctl(1)"
+
+
+def test_text_without_an_extension_is_found_by_its_content_not_its_name(capsys, tmp_path, data_dir):
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "WHATSNEW").write_text("Release 2.0\n\nThe spooler now retries a refused job three times.\n")
+    (folder / "copyright.Debian").write_text("The spooler is free software; the license is the MIT license.\n")
+    with gzip.open(folder / "history.gz", "wt") as f:
+        f.write("Release 1.0\n\nFirst release of the spooler, with a single queue.\n")
+    (folder / "spoolctl").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)  # a program
+    (folder / "index").write_text("".join(f"job{i}\tqueue{i}\t/var/spool/{i}\n" for i in range(40)))  # data
+    rc, out, err = ingest(capsys, data_dir, folder)
+    assert rc == 0, err
+    assert "read 3 text" in out
+    assert "skipped 2 files" in err and "not documents" in err
+    assert top_hit(capsys, data_dir, "refused job retries")["source"].endswith("WHATSNEW")
+    assert top_hit(capsys, data_dir, "single queue first release")["source"].endswith("history.gz")
+
+
+def test_roff_escapes_read_as_the_characters_they_print():
+    assert plain(r"\fB\-\-all\fR") == "--all"
+    assert plain(r"\(lqquoted\(rq \(em caf\['e] \[u00E9]t\(e9") == "“quoted” — café ét"
+    assert plain(r"a\ b\~c\&d\s-1SMALL\s0 \*(lqx\*(rq") == "a b cdSMALL “x”"
