@@ -51,6 +51,7 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
         "What is the default ramp rate of kilnctl?": "150 degrees",  # a man page's .TP option
         "How long does tarpd hold a knocking client by default?": "37",  # an mdoc .It Fl entry
         "Which version of kilnctl added the bisque program?": "3.4",  # a NEWS file's release note
+        "Which sieve mesh catches the lumps that would pinhole a glaze?": "80",  # an info manual's table entry
         "What exit status does kilnctl give when the thermocouple fails?": "4:",
     }
     for question, expected in asked.items():
@@ -114,6 +115,14 @@ def test_text_without_an_extension_is_found_by_its_content_not_its_name(capsys, 
     assert "skipped 2 files" in err and "not documents" in err
     assert top_hit(capsys, data_dir, "refused job retries")["source"].endswith("WHATSNEW")
     assert top_hit(capsys, data_dir, "single queue first release")["source"].endswith("history.gz")
+
+
+def test_an_info_manual_reads_by_node_without_menus_or_tag_table(tmp_path):
+    title, text = readers.read_document(KINDS / "glaze.info")[:2]
+    assert title == "Glaze manual"
+    assert "## 1 Mixing" in text and "### '--sieve-mesh=N'" in text
+    for navigation in ("* Menu:", "Tag Table", "File: glaze.info", "\x1f", "*note"):
+        assert navigation not in text
 
 
 def test_roff_escapes_read_as_the_characters_they_print():

@@ -82,6 +82,8 @@ def kind_of(path: Path) -> tuple[str | None, bool]:
     kind = FILE_TYPES.get(_suffix(name))
     if kind is None and _MAN_SUFFIX.search(name):
         kind = "man"
+    elif kind is None and _INFO_SUFFIX.search(name):
+        kind = "info"
     return kind, compressed
 
 
@@ -122,6 +124,8 @@ def sniff(head: bytes) -> str | None:
         return "pdf"
     if start.startswith((b"<!doctype html", b"<html")) or (start.startswith(b"<?xml") and b"<html" in start):
         return "html"
+    if b"\x1f\nFile: " in head or b"\x1f\nIndirect:" in head or b"\x1f\nTag Table:" in head:
+        return "info"
     if b"\x00" in head:
         return None
     text = head.decode("utf-8", "replace")
@@ -136,7 +140,7 @@ _kinds: dict[tuple[str, int, int], str | None] = {}
 def document_kind(path: Path) -> str | None:
     """The kind of document a file is read as (None: not read); see the module's docstring."""
     by_name, compressed = kind_of(path)
-    if by_name not in (None, "man"):
+    if by_name not in (None, "man", "info"):
         return by_name
     name = path.name[: -len(COMPRESSED)] if compressed else path.name
     if by_name is None and typed_elsewhere(name):
@@ -258,6 +262,16 @@ def _read_man(data: bytes, path: Path) -> tuple[str, str, bool]:
     return (*read_man(source, _stem(path)), True)
 
 
+def _read_info(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .info import read_info
+
+    def load(part: Path) -> str:
+        raw = part.read_bytes()
+        return _decode(decompress(raw) if part.name.lower().endswith(COMPRESSED) else raw)
+
+    return (*read_info(_decode(data), _stem(path), path, load), True)
+
+
 def _read_pdf(data: bytes, path: Path) -> tuple[str, str, bool]:
     from ..web.pdf import MAX_PAGES, read_pdf
 
@@ -287,6 +301,7 @@ _READERS = {
     "html": _read_html,
     "pdf": _read_pdf,
     "man": _read_man,
+    "info": _read_info,
 }
 
 
