@@ -53,6 +53,8 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
         "Which version of kilnctl added the bisque program?": "3.4",  # a NEWS file's release note
         "Which sieve mesh catches the lumps that would pinhole a glaze?": "80",  # an info manual's table entry
         "What exit status does kilnctl give when the thermocouple fails?": "4:",
+        "What is the default of kiln_telemetry_buffer?": "1073741824",  # a row of a table under its heading
+        "Since which release is there a kiln_watchdog_interval directive?": "2.9.7",  # a row under column headers
     }
     for question, expected in asked.items():
         got = answer(cli, question, data)
@@ -123,6 +125,22 @@ def test_an_info_manual_reads_by_node_without_menus_or_tag_table(tmp_path):
     assert "## 1 Mixing" in text and "### '--sieve-mesh=N'" in text
     for navigation in ("* Menu:", "Tag Table", "File: glaze.info", "\x1f", "*note"):
         assert navigation not in text
+
+
+def test_a_table_row_reads_with_its_headers_under_its_heading(tmp_path):
+    from sleuth.utils.kb.structure import sections
+
+    title, text = readers.read_document(KINDS / "kiln-directives.html")[:2]
+    by_text = {s.text.split("\n")[-1]: s.label for s in sections(title, text)}
+    assert "- Default: kiln_telemetry_buffer 1073741824;" in text
+    assert "- Directive: kiln_watchdog_interval; Default: 45s; Since: 2.9.7" in text
+    assert "| Directive | Default | Since |" not in text  # the header row is read with each row, not alone
+    assert by_text["- soak: A pause at the peak temperature that lets the heat reach the middle of thick pots."] == (
+        "Kiln directives › Terms › soak"
+    )
+    assert by_text["Text after the terms belongs to the terms section again."] == "Kiln directives › Terms"
+    sec = next(s for s in sections(title, text) if "Default: kiln_telemetry_buffer" in s.text)
+    assert sec.label == "Kiln directives › kiln_telemetry_buffer"
 
 
 def test_roff_escapes_read_as_the_characters_they_print():
