@@ -55,6 +55,7 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
         "What exit status does kilnctl give when the thermocouple fails?": "4:",
         "What is the default of kiln_telemetry_buffer?": "1073741824",  # a row of a table under its heading
         "Since which release is there a kiln_watchdog_interval directive?": "2.9.7",  # a row under column headers
+        "What do potters call the fault caused by opening the kiln lid too hot?": "dunting",  # a PDF's sentence
     }
     for question, expected in asked.items():
         got = answer(cli, question, data)
@@ -141,6 +142,18 @@ def test_a_table_row_reads_with_its_headers_under_its_heading(tmp_path):
     assert by_text["Text after the terms belongs to the terms section again."] == "Kiln directives › Terms"
     sec = next(s for s in sections(title, text) if "Default: kiln_telemetry_buffer" in s.text)
     assert sec.label == "Kiln directives › kiln_telemetry_buffer"
+
+
+def test_pdf_text_has_no_running_headers_footers_or_words_broken_at_line_ends(capsys, tmp_path, data_dir):
+    title, text = readers.read_document(KINDS / "field-guide.pdf")[:2]
+    assert title == "Kilnctl Field Guide"
+    assert "wall of the firing chamber." in text  # "cham-" at a line's end, "ber." on the next
+    assert "Page 2 of 3" not in text and "Kilnctl Field Guide" not in text  # the footer, the running header
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes((KINDS / "field-guide.pdf").read_bytes()[:300])
+    rc, _, err = ingest(capsys, data_dir, damaged)
+    assert rc == 1
+    assert err.count("damaged.pdf") == 1 and len(err.strip().splitlines()) == 1  # named once, nothing else
 
 
 def test_roff_escapes_read_as_the_characters_they_print():
