@@ -47,6 +47,9 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
     proc = cli("kb", "ingest", str(KINDS), data_dir=data)
     assert proc.returncode == 0, proc.stderr
     assert "unsupported" not in proc.stderr
+    assert "read 2 man pages, 2 text, 1 HTML, 1 info manual, 1 PDF" in proc.stdout
+    assert "passed over 1 path(s): the source of an HTML page that is read" in proc.stderr  # kiln-directives.md
+    assert "passed over 1 path(s): a stub page" in proc.stderr and "old-directives.html" in proc.stderr
     asked = {
         "What is the default ramp rate of kilnctl?": "150 degrees",  # a man page's .TP option
         "How long does tarpd hold a knocking client by default?": "37",  # an mdoc .It Fl entry
@@ -60,6 +63,8 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
     for question, expected in asked.items():
         got = answer(cli, question, data)
         assert expected in got["answer"], (question, got["answer"])
+        urls = [s["url"] for s in got["sources"]]
+        assert not any(u.endswith(("kiln-directives.md", "old-directives.html")) for u in urls)  # read once
 
 
 def test_each_option_of_a_man_page_carries_its_heading_path(capsys, data_dir):
@@ -97,7 +102,8 @@ def test_a_folder_of_man_pages_is_read_and_counted(capsys, tmp_path, data_dir):
         f.write(".TH KILND 8\n.SH NAME\nkilnd \\- the kiln daemon\n.SH OPTIONS\n.TP\n.B \\-\\-port\nthe serial port.\n")
     rc, out, err = ingest(capsys, data_dir, man)
     assert rc == 0, err
-    assert "read 4 man pages" in out
+    assert "read 3 man pages" in out
+    assert "passed over 1 path(s): a man page that only includes another man page that is read" in err
     assert "skipped" not in err and "unsupported" not in err
     assert top_hit(capsys, data_dir, "kiln daemon serial port")["title"] == "kilnd(8)"
     assert top_hit(capsys, data_dir, "pottery kiln shell")["title"] == "kilnctl(1)"
@@ -154,6 +160,22 @@ def test_pdf_text_has_no_running_headers_footers_or_words_broken_at_line_ends(ca
     rc, _, err = ingest(capsys, data_dir, damaged)
     assert rc == 1
     assert err.count("damaged.pdf") == 1 and len(err.strip().splitlines()) == 1  # named once, nothing else
+
+
+def test_a_sphinx_page_and_its_source_are_read_once_and_ingest_says_so(capsys, tmp_path, data_dir):
+    site = tmp_path / "build"
+    (site / "_sources" / "guide").mkdir(parents=True)
+    (site / "guide").mkdir()
+    (site / "guide" / "firing.html").write_text(
+        "<html><head><title>Firing</title></head><body><h1>Firing</h1>"
+        "<p>A bisque firing drives the water out of the clay before the glaze goes on.</p></body></html>"
+    )
+    (site / "_sources" / "guide" / "firing.rst.txt").write_text(
+        "Firing\n======\n\nA bisque firing drives the water out of the clay before the glaze goes on.\n"
+    )
+    rc, out, err = ingest(capsys, data_dir, site)
+    assert rc == 0 and "read 1 HTML" in out and "1 added" in out
+    assert "passed over 1 path(s): the source of an HTML page that is read" in err and "firing.rst.txt" in err
 
 
 def test_roff_escapes_read_as_the_characters_they_print():

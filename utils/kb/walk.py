@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .readers import document_kind, kind_of
+from .renderings import one_each
 
 # Why a path was passed over (IngestReport.passed_over): the reason is what `kb ingest` reports.
 DUPLICATE = "the same file as another path (read once)"
@@ -68,7 +69,7 @@ def walk(paths: Iterable[str | Path], follow_links: bool = False) -> Walk:
         else:
             out.errors.append((str(p), SPECIAL))
     out.skipped = [s for s in out.skipped if _real(Path(s)) not in seen]  # read under a link's name
-    return out
+    return one_each(out)  # a page's second rendering, a stub: passed over (kb/renderings.py)
 
 
 def _walk_folder(top: Path, top_real: Path, follow_links: bool, out: Walk, add) -> None:
