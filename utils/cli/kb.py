@@ -1,6 +1,6 @@
 """`sleuth kb ...`: manage the knowledge base from the command line.
 
-    kb ingest PATH... [--sync] [--follow-links]   files and folders (.txt .md .html .htm .pdf), recursive;
+    kb ingest PATH... [--sync] [--follow-links]   files and folders (documents, man pages, info), recursive;
                                            --sync also removes files gone from those folders
     kb list [--json]                       the documents: source, kind, chunks, when added
     kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
-    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
+    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders: documents, man pages, info")
     ing.add_argument("--sync", action="store_true", help="also remove files that no longer exist under the folders")
     ing.add_argument("--yes", action="store_true", help="--sync: do not ask before removing more than one")
     ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
