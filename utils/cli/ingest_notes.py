@@ -43,11 +43,8 @@ def skipped_lines(skipped: list[str], readable: list[str]) -> list[str]:
     ]
     untyped = [p for p in rest if not _typed(p)]  # no file type in the name: its content was looked at
     if untyped:
-        files = "file" if len(untyped) == 1 else "files"
-        lines.append(
-            f"skipped {len(untyped)} {files} that are not documents (binary data, source code or a table of data), "
-            f"e.g. {untyped[0]}"
-        )
+        what = "file that is not a document" if len(untyped) == 1 else "files that are not documents"
+        lines.append(f"skipped {len(untyped)} {what} (binary data, source code or a table of data), e.g. {untyped[0]}")
     others = [p for p in rest if _typed(p)]
     if others:
         files = "file" if len(others) == 1 else "files"
