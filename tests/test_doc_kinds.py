@@ -178,6 +178,25 @@ def test_a_sphinx_page_and_its_source_are_read_once_and_ingest_says_so(capsys, t
     assert "passed over 1 path(s): the source of an HTML page that is read" in err and "firing.rst.txt" in err
 
 
+def test_a_split_info_manual_reads_whole_from_its_first_file_and_its_parts_are_passed_over(capsys, tmp_path, data_dir):
+    folder = tmp_path / "info"
+    folder.mkdir()
+    (folder / "clay.info").write_bytes(
+        b"This is clay.info, produced by hand.\n\n\x1f\nIndirect:\nclay.info-1: 120\n\x1f\nTag Table:\n(Indirect)\n"
+        b"Node: Top\x7f120\n\x1f\nEnd Tag Table\n"
+    )
+    with gzip.open(folder / "clay.info-1.gz", "wb") as f:
+        f.write(
+            b"This is clay.info, produced by hand.\n\n\x1f\nFile: clay.info,  Node: Top,  Up: (dir)\n\n"
+            b"Clay manual\n***********\n\n\x00\x08[index\x00\x08]Wedging the clay drives out the air pockets.\n"
+        )
+    rc, out, err = ingest(capsys, data_dir, folder)
+    assert rc == 0, err
+    assert "read 1 info manual" in out
+    assert "passed over 1 path(s): a part of an info manual" in err
+    assert top_hit(capsys, data_dir, "wedging air pockets")["title"] == "Clay manual"
+
+
 def test_roff_escapes_read_as_the_characters_they_print():
     assert plain(r"\fB\-\-all\fR") == "--all"
     assert plain(r"\(lqquoted\(rq \(em caf\['e] \[u00E9]t\(e9") == "“quoted” — café ét"

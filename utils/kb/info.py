@@ -3,7 +3,8 @@
 Each node is a section: its underlined heading is a heading line, the level from the underline
 (``***`` a chapter, ``===`` a section, ``---`` a subsection, ``...`` below); a node without one is
 headed by its name. The Top node's heading is the title. Menus (``* Menu:`` and what follows), the
-file's preamble, its tag table and its table of parts are navigation, not text; a cross reference
+file's preamble, its tag table and its table of parts are navigation, not text (a file of menus
+alone, the info directory, reads as its entries: "- sed: Stream EDitor."); a cross reference
 (``*note Label: Node.``) reads as its label. A table entry (terms at the margin, the text under them
 indented) is a heading of its own below its section, its first paragraph naming it, as a man
 page's option is (utils/kb/roff.py); an indented block outside one is code. A manual split into
@@ -17,9 +18,10 @@ from pathlib import Path
 
 from .structure import as_text, fenced, heading_line
 
-_NODE_HEADER = re.compile(r"^File: [^,]+,\s+Node: ([^,\t\n]+)")
+_NODE_HEADER = re.compile(r"^File: [^,\t]+[,\t]\s*Node: ([^,\t\n]+)")
 _UNDERLINE = {"*": 2, "=": 3, "-": 4, ".": 5}
 _NOTE = re.compile(r"\*[Nn]ote\s+([^:]+?)::|\*[Nn]ote\s+([^:]+?):\s*[^.,]*[.,]", re.S)
+_MENU_ENTRY = re.compile(r"^\* ([^:\n]+):[^.\n]*\.?\s+(\S[^\n]*(?:\n {10,}\S[^\n]*)*)", re.M)
 _INDIRECT = re.compile(r"^(\S+): \d+$", re.M)
 
 
@@ -61,19 +63,23 @@ def read_info(text: str, fallback_title: str, path: Path | None = None, load=Non
     if m := re.match(r"This is ([^,\s]+?)(?:\.info)?(?:-\d+)?,", nodes[0]):
         title = m.group(1)
     out: list[str] = []
+    menus: list[str] = []
     for node in nodes[1:]:
         node = node.lstrip("\n")
         head = _NODE_HEADER.match(node)
         if not head:
             continue  # the tag table, the table of parts, the end marker
         body = node.split("\n", 1)[1] if "\n" in node else ""
-        body = re.split(r"^\* Menu:", body, maxsplit=1, flags=re.M)[0]
+        body, *menu = re.split(r"^\* Menu:", body, maxsplit=1, flags=re.M)
+        menus.append(menu[0] if menu else "")
         lines = body.split("\n")
         node_out = _node(lines, head.group(1).strip())
         if head.group(1).strip() == "Top" and node_out and node_out[0].startswith("## "):
             title = node_out[0][3:]
             node_out = node_out[1:]
         out += node_out
+    if not any(o.strip() and not o.startswith("#") for o in out):  # menus only (the info directory)
+        out += [f"- {m.group(1)}: {' '.join(m.group(2).split())}" for m in _MENU_ENTRY.finditer("\n".join(menus))]
     return title or fallback_title, re.sub(r"\n{3,}", "\n\n", "\n\n".join(out)).strip()
 
 

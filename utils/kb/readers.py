@@ -265,11 +265,14 @@ def _read_man(data: bytes, path: Path) -> tuple[str, str, bool]:
 def _read_info(data: bytes, path: Path) -> tuple[str, str, bool]:
     from .info import read_info
 
+    def text(raw: bytes) -> str:  # an index entry's marks hold NUL bytes: not a sign of a binary file
+        return _decode(re.sub(rb"\x00\x08\[[^\x00]*\x00\x08\]", b"", raw))
+
     def load(part: Path) -> str:
         raw = part.read_bytes()
-        return _decode(decompress(raw) if part.name.lower().endswith(COMPRESSED) else raw)
+        return text(decompress(raw) if part.name.lower().endswith(COMPRESSED) else raw)
 
-    return (*read_info(_decode(data), _stem(path), path, load), True)
+    return (*read_info(text(data), _stem(path), path, load), True)
 
 
 def _read_pdf(data: bytes, path: Path) -> tuple[str, str, bool]:
