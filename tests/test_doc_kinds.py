@@ -47,7 +47,7 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
     proc = cli("kb", "ingest", str(KINDS), data_dir=data)
     assert proc.returncode == 0, proc.stderr
     assert "unsupported" not in proc.stderr
-    assert "read 2 man pages, 2 text, 1 HTML, 1 info manual, 1 PDF" in proc.stdout
+    assert "read 3 text, 2 man pages, 1 HTML, 1 info manual, 1 PDF" in proc.stdout
     assert "passed over 1 path(s): the source of an HTML page that is read" in proc.stderr  # kiln-directives.md
     assert "passed over 1 path(s): a stub page" in proc.stderr and "old-directives.html" in proc.stderr
     asked = {
@@ -59,6 +59,7 @@ def test_questions_answered_only_by_a_man_page_option_a_release_note_and_an_info
         "What is the default of kiln_telemetry_buffer?": "1073741824",  # a row of a table under its heading
         "Since which release is there a kiln_watchdog_interval directive?": "2.9.7",  # a row under column headers
         "What do potters call the fault caused by opening the kiln lid too hot?": "dunting",  # a PDF's sentence
+        "Which release made the firing log rotate every day?": "v2.8.0",  # a changelog's entry, by its release
     }
     for question, expected in asked.items():
         got = answer(cli, question, data)
