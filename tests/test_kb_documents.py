@@ -230,9 +230,10 @@ def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_p
         "<dt>GIZMO_DEFAULT_BRANCH</dt><dd><p>The name of the first branch of a new repository.</p></dd>"
         "</dl></div>",
     )
-    for term in ("GIZMO_EDITOR", "GIZMO_PAGER", "GIZMO_DEFAULT_BRANCH"):
-        assert term in paras
-    assert paras.index("GIZMO_DEFAULT_BRANCH") + 1 == paras.index("The name of the first branch of a new repository.")
+    for term in ("GIZMO_EDITOR", "GIZMO_PAGER", "GIZMO_DEFAULT_BRANCH"):  # each term heads its entry
+        assert f"## {term}" in paras
+    definition = "- GIZMO_DEFAULT_BRANCH: The name of the first branch of a new repository."  # naming its term
+    assert paras.index("## GIZMO_DEFAULT_BRANCH") + 1 == paras.index(definition)
 
 
 def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):

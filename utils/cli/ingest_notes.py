@@ -36,14 +36,41 @@ def skipped_lines(skipped: list[str], readable: list[str]) -> list[str]:
         if suffix in DOCUMENT_FORMATS and suffix not in readable:
             files = "file" if n == 1 else "files"
             lines.append(f"skipped {n} {suffix} {files}: {DOCUMENT_FORMATS[suffix]} is not read")
-    others = sum(n for suffix, n in counts.items() if suffix not in DOCUMENT_FORMATS or suffix in readable)
+    rest = [
+        p
+        for p in skipped
+        if not (Path(p).suffix.lower() in DOCUMENT_FORMATS and Path(p).suffix.lower() not in readable)
+    ]
+    untyped = [p for p in rest if not _typed(p)]  # no file type in the name: its content was looked at
+    if untyped:
+        what = "file that is not a document" if len(untyped) == 1 else "files that are not documents"
+        lines.append(f"skipped {len(untyped)} {what} (binary data, source code or a table of data), e.g. {untyped[0]}")
+    others = [p for p in rest if _typed(p)]
     if others:
-        example = next(p for p in skipped if Path(p).suffix.lower() not in DOCUMENT_FORMATS)
-        files = "file" if others == 1 else "files"
+        files = "file" if len(others) == 1 else "files"
         lines.append(
-            f"skipped {others} {files} of other types (e.g. {example}); read are: {' '.join(sorted(readable))}"
+            f"skipped {len(others)} {files} of other types (e.g. {others[0]}); read are: {' '.join(sorted(readable))}, "
+            "man pages, info manuals and text without an extension"
         )
     return lines
+
+
+def _typed(path: str) -> bool:
+    from ..kb.readers import COMPRESSED, typed_elsewhere
+
+    name = Path(path).name
+    return typed_elsewhere(name[: -len(COMPRESSED)] if name.endswith(COMPRESSED) else name)
+
+
+def kinds_line(kinds: dict[str, int]) -> str:
+    """What was read, per kind, most first: "read 212 man pages, 40 HTML, 3 PDF, 12 text"."""
+    from ..kb.readers import KIND_NAMES
+
+    parts = []
+    for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])):
+        one, many = KIND_NAMES.get(kind, (kind, kind))
+        parts.append(f"{n} {one if n == 1 else many}")
+    return "read " + ", ".join(parts) if parts else ""
 
 
 def empty_folders(paths: list[str], files: list[Path]) -> list[str]:

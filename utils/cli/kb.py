@@ -1,6 +1,6 @@
 """`sleuth kb ...`: manage the knowledge base from the command line.
 
-    kb ingest PATH... [--sync] [--follow-links]   files and folders (.txt .md .html .htm .pdf), recursive;
+    kb ingest PATH... [--sync] [--follow-links]   files and folders (documents, man pages, info), recursive;
                                            --sync also removes files gone from those folders
     kb list [--json]                       the documents: source, kind, chunks, when added
     kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
-    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
+    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders: documents, man pages, info")
     ing.add_argument("--sync", action="store_true", help="also remove files that no longer exist under the folders")
     ing.add_argument("--yes", action="store_true", help="--sync: do not ask before removing more than one")
     ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
@@ -96,13 +96,15 @@ def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
         _err(f"passed over {len(where)} path(s): {reason}, e.g. {where[0]}")
     from ..kb.readers import FILE_TYPES
     from ..kb.walk import walk
-    from .ingest_notes import empty_folders, skipped_lines
+    from .ingest_notes import empty_folders, kinds_line, skipped_lines
 
     for line in skipped_lines(report.skipped, list(FILE_TYPES)):
         _err(line)
     if any(Path(p).expanduser().is_dir() for p in paths):
         for folder in empty_folders(paths, walk(paths, follow_links=follow_links).files):
             _err(f"warning: {folder} holds no file to ingest ({' '.join(sorted(FILE_TYPES))})")
+    if report.kinds:
+        out(kinds_line(report.kinds))
     out(
         f"{report.files_added} added, {report.files_replaced} replaced, {report.files_unchanged} unchanged, "
         f"{len(report.errors)} failed; {report.chunks_added} chunks added; {kb.count()} chunks in the KB"

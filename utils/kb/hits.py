@@ -75,6 +75,22 @@ class IngestReport:
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files in folders with an unsupported type
     passed_over: list[tuple[str, str]] = field(default_factory=list)  # (path, why): loops, duplicates (kb/walk.py)
+    files: list = field(default_factory=list)  # the files found to read (kb/walk.py)
+
+    @classmethod
+    def of(cls, found) -> IngestReport:
+        """The report of an ingest of what kb/walk.py found."""
+        return cls(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over, files=found.files)
+
+    @property
+    def kinds(self) -> dict[str, int]:
+        """The files read, by the kind they were read as (readers.document_kind), most first."""
+        from collections import Counter
+
+        from .readers import document_kind
+
+        failed = {p for p, _ in self.errors}
+        return dict(Counter(document_kind(f) or "text" for f in self.files if str(f) not in failed).most_common())
 
     @property
     def files_ok(self) -> int:

@@ -19,6 +19,14 @@ it does). Without an ``<h1>`` the extractor's title stands. An ``<h1>``
 that matches the site's part of the titles (`site_parts`) is the site's name shown above every page,
 not the page's heading: it neither chooses the title nor is put back in the text.
 
+A table row reads as text tied to its headers, under the heading above it: a row headed by its own
+first cell (``<th>Default:</th><td>1073741824</td>``) as "Default: 1073741824", a row under a header
+row as "Name: smallint; Size: 2 bytes" (the header row is not read alone); a table without headers
+stays rows of cells. A definition list's term (``<dt>``) is a heading of its own one level below the
+heading above, its definition's first paragraph naming it ("- soak: A pause at ..."), so the entry's
+heading path ends with its term; the text after the list is under the section again (its heading is
+written again).
+
 A power written with a superscript after a digit reads "2^32" (the text of "2<sup>32</sup>" is
 the figure 232 otherwise).
 
@@ -131,7 +139,7 @@ def _page_parts(data: bytes):
         text = _XML_DECLARATION.sub("", decode_body(data)[0].replace("\x00", ""), count=1)
         root = html.document_fromstring(text)
     except (etree.ParserError, ValueError):
-        return "", "", {}, {}, {}, {}, set()
+        return "", "", {}, {}, {}, {}, set(), (set(), set())
     etree.strip_elements(root, "script", "style", "template", etree.Comment, with_tail=False)
     t = root.find(".//title")
     title_tag = _clean(t.text_content()) if t is not None else ""
@@ -148,14 +156,27 @@ def _page_parts(data: bytes):
             headings.setdefault(fold(text), int(el.tag[1]))
             if el.tag == "h1" and not h1:
                 h1 = text
-    rows: dict[str, list[list[str]]] = {}
+    rows: dict[str, list[tuple[list[str], str | None]]] = {}
     asides: dict[str, list[list[str]]] = {}
-    for tr in root.iter("tr"):
-        if tr.find(".//table") is not None:
-            continue
-        cells = [c for c in (" ".join(td.text_content().split()) for td in tr if td.tag in ("td", "th")) if c]
-        if len(cells) >= 2:
-            (asides if _in_aside(tr) else rows).setdefault(cells[0], []).append(cells)
+    for table in root.iter("table"):
+        header: list[str] = []
+        for n, tr in enumerate(r for r in table.iter("tr") if _own_table(r) is table):
+            if tr.find(".//table") is not None:
+                continue
+            tds = [td for td in tr if td.tag in ("td", "th")]
+            texts = [" ".join(td.text_content().split()) for td in tds]
+            cells = [c for c in texts if c]
+            if tds and all(td.tag == "th" for td in tds) and (n == 0 or tr.getparent().tag == "thead"):
+                header = texts  # the column headers the rows below are read with
+                if len(cells) >= 2:
+                    rows.setdefault(cells[0], []).append((cells, None))  # read with each row: not again
+                continue
+            if len(cells) < 2:
+                continue
+            if _in_aside(tr):
+                asides.setdefault(cells[0], []).append(cells)
+            else:
+                rows.setdefault(cells[0], []).append((cells, _row_text(tds, texts, header)))
     # an item that is one paragraph ("<li>The number of columns in a table</li>", "<li><p>...</p></li>"),
     # matched whole: not the first of an item's paragraphs (a sub-heading set in bold, say) or lists
     items = {
@@ -163,7 +184,42 @@ def _page_parts(data: bytes):
         for li in root.iter("li")
         if li.find(".//ul") is None and li.find(".//ol") is None
     }
-    return title_tag, h1, headings, pres, rows, asides, items
+    return title_tag, h1, headings, pres, rows, asides, items, _definitions(root)
+
+
+def _own_table(tr):
+    """The table a row belongs to (not a table around that one)."""
+    for a in tr.iterancestors("table"):
+        return a
+    return None
+
+
+def _row_text(tds, texts: list[str], header: list[str]) -> str:
+    """A table row as text tied to its headers: "Default: 1073741824" for a row headed by its first
+    cell, "Name: smallint; Size: 2 bytes" under a header row; "" (read as cells) without headers."""
+    if tds[0].tag == "th" and all(td.tag == "td" for td in tds[1:]) and len(texts) >= 2:
+        key = texts[0].rstrip(":")
+        return f"{key}: {'; '.join(t for t in texts[1:] if t)}"
+    if header and len(header) == len(texts):
+        pairs = [f"{h.rstrip(':')}: {t}" if h else t for h, t in zip(header, texts, strict=True) if t]
+        return "; ".join(pairs)
+    return ""
+
+
+def _definitions(root) -> tuple[set[str], set[str]]:
+    """(the terms of definition lists, the texts inside their definitions), texts single-spaced."""
+    terms: set[str] = set()
+    inside: set[str] = set()
+    for dl in root.iter("dl"):
+        for el in dl:
+            if el.tag == "dt":
+                terms.add(_clean(_without_marks(el)))
+            elif el.tag == "dd":
+                for sub in el.iter():
+                    text = " ".join(sub.text_content().split()) if isinstance(sub.tag, str) else ""
+                    if text:
+                        inside.add(text)
+    return terms, inside
 
 
 def title_tag_of(data: bytes) -> str:
@@ -182,28 +238,48 @@ def read_html(data: bytes, url: str, fallback_title: str, site: frozenset[str] =
 
     data = _POWER.sub(rb"\1^\2", data)
     ex = extract(data, url=url, document=True)
-    title_tag, h1, headings, pres, rows, asides, items = _page_parts(data)
+    title_tag, h1, headings, pres, rows, asides, items, (terms, defined) = _page_parts(data)
     out: list[str] = []
     paras = [p for p in ex.text.split("\n\n") if _clean(p)]  # a paragraph that is only a permalink's mark is none
     keys = [" ".join(p.split()) for p in paras]
+    level = 1  # the level of the last heading written
+    section = ""  # that heading's line, written again after a definition list
+    term = ""  # the definition list's term whose definition comes next
+    in_entry = False
     i = 0
     while i < len(paras):
         para, key = paras[i], keys[i]
         i += 1
-        row = next((r for r in rows.get(key, ()) if keys[i - 1 : i - 1 + len(r)] == r), None)
+        defines, term = term, ""
+        if in_entry and key not in defined and _clean(key) not in terms:
+            in_entry = False
+            if section:
+                out.append(section)  # text after a definition list is under its section again
+        row = next((r for r in rows.get(key, ()) if keys[i - 1 : i - 1 + len(r[0])] == r[0]), None)
         box = next((r for r in asides.get(key, ()) if keys[i - 1 : i - 1 + len(r)] == r), None)
         if box:  # a boxed aside laid out as a table: "Note: text"
             out.append(as_text(f"{box[0]}: {' '.join(box[1:])}"))
             i += len(box) - 1
-        elif row:  # a table row the extractor gave as one paragraph per cell reads as one row
-            out.append("| " + " | ".join(row) + " |")
-            i += len(row) - 1
+        elif row:  # a table row the extractor gave as one paragraph per cell: with its headers, or as cells
+            cells, text = row
+            if text:
+                out.append(as_text(f"- {text}"))
+            elif text is not None:
+                out.append("| " + " | ".join(cells) + " |")
+            i += len(cells) - 1
         elif key in pres and "\n" in "\n".join(pres[key]).strip():
             out.append(fenced(pres[key]) or key)
-        elif (level := headings.get(fold(_clean(key)))) is not None:
-            out.append(heading_line(level, _clean(key)))
+        elif (lv := headings.get(fold(_clean(key)))) is not None:
+            level = lv
+            section = heading_line(level, _clean(key))
+            out.append(section)
+        elif _clean(key) in terms and len(key) <= 120:  # a term: a heading of its own, its definition names it
+            out.append(heading_line(min(6, level + 1), _clean(key)))
+            term, in_entry = _clean(key), True
         elif key in items:  # a list item reads as one, as in the other readers: not a heading-like line
             out.append(as_text(f"- {para}"))
+        elif defines:
+            out.append(as_text(f"- {defines}: {para}"))
         else:
             out.append(as_text(para))
     if h1 and banner(h1, title_tag, site):

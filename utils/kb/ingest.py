@@ -38,7 +38,7 @@ def ingest_paths(
     """Ingest files and folders (which ones: utils/kb/walk.py). `progress(done, total, path)` after each file."""
     found = walk.walk(paths, follow_links=follow_links)
     files, sites = found.files, site_titles(found.files)  # sites: a folder's title parts naming the site
-    report = IngestReport(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over)
+    report = IngestReport.of(found)
     pending: list[Doc] = []
     pending_words = 0
     replaced_pending = 0

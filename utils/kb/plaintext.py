@@ -29,6 +29,35 @@ _ENTRY = re.compile(r"^\S[^\t]*\t")
 _EXAMPLE_START = re.compile(r"(?:^|\s)>[a-z]*\s*$")
 
 
+_CONTROL = re.compile(r"[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f]")
+_CODE_END = re.compile(r"[;{}]\s*$")
+_SETTING = re.compile(r"^\s*[\w.\-\[\]]+\s*(?:=.*|:\s*\S+\s*)$")
+
+
+def looks_like_prose(head: bytes) -> bool:
+    """Whether a file's first bytes are text written to be read: valid UTF-8 (or nearly: a few
+    stray bytes of another encoding), few control characters, mostly letters, and not a table of
+    data (most lines three fields apart by tabs), source code (a third of its lines ending in ``;``,
+    ``{`` or ``}``) or settings (most lines ``name = value``)."""
+    if not head.strip() or b"\x00" in head:
+        return False
+    text = head.decode("utf-8", "replace")
+    if text.count("\ufffd") > max(2, len(text) // 200) or len(_CONTROL.findall(text)) > max(2, len(text) // 200):
+        return False
+    visible = [c for c in re.sub(r"(\S)\1{3,}", "", text) if not c.isspace()]  # rules of ---- or ==== aside
+    if sum(c.isalpha() for c in visible) < 0.5 * len(visible):
+        return False
+    lines = [ln for ln in text.split("\n")[:2000] if ln.strip()]
+    if not lines:
+        return False
+    n = len(lines)
+    if sum(len([f for f in ln.split("\t") if f.strip()]) >= 3 for ln in lines) > n / 2:
+        return False
+    if sum(bool(_CODE_END.search(ln)) for ln in lines) > n / 3:
+        return False
+    return sum(bool(_SETTING.match(ln)) for ln in lines) <= 0.6 * n
+
+
 def _marks(lines: list[str]) -> int:
     n = 0
     for i, line in enumerate(lines):
@@ -56,11 +85,53 @@ def is_help_file(text: str) -> bool:
     return bool(_HEADER.match(text.lstrip("\ufeff")[:200]))
 
 
+# A release's heading in release notes or a changelog: "v1.5.4 (Feb 2023)", "2.1.0 - 2024-01-02",
+# "pkg (1.2-3) unstable; urgency=medium", "* Noteworthy changes in release 9.1 (2022-04-15)",
+# "Version 3.4", "Changes in 1.2:".
+_RELEASE = re.compile(
+    r"^(?:[*#=]+\s*)?(?:v?\d+\.\d+[\w.\-]*(?=[\s:,]|$)|[\w.+-]+ \(\d[^)]*\)"
+    r"|(?:noteworthy changes in release|version|release|changes (?:in|for|since)|what'?s new in|new in)"
+    r"\b.{0,40}?\d+\.\d+)",
+    re.I,
+)
+_SUBHEAD = re.compile(r"^\*\*+\s+(\S.*)$")
+_ITEM = re.compile(r"^\s*[*+•-]\s+")
+_LABEL = re.compile(r"^\w[\w /-]{0,20}:\s")
+
+
+def read_releases(lines: list[str]) -> str:
+    """Release notes or a changelog in the structured form: each release a heading (so an entry's
+    heading path names its release), "** Bug fixes" a subheading, each entry its own paragraph or
+    item; "" when the text is not laid out by releases (two release lines at the margin at least)."""
+    heads = [i for i, ln in enumerate(lines) if len(ln) <= 100 and _RELEASE.match(ln)]
+    if len(heads) < 2 or heads[0] > 40:
+        return ""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i in heads:
+            out += ["", heading_line(2, line.strip().lstrip("*#= ").strip()), ""]
+        elif m := _SUBHEAD.match(line):
+            out += ["", heading_line(3, m.group(1).strip()), ""]
+        elif not line.strip():
+            out.append("")
+        elif _LABEL.match(line) and not line[:1].isspace():
+            out += ["", "- " + line.strip()]  # "cli: the log rotates daily": an entry, read as an item
+        elif _ITEM.match(line):
+            out += ["", as_text("- " + _ITEM.sub("", line, count=1).strip())]
+        elif not line[:1].isspace() and out and out[-1] and (_LABEL.match(line) or out[-1].rstrip()[-1:] in ".)!?"):
+            entry = ("- " if _LABEL.match(line) else "") + line.strip()
+            out += ["", as_text(entry)]  # an entry of its own at the margin ("cli: ..." an item)
+        else:
+            out.append(as_text(line.strip()))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
 def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
     """(title, text, structured): a structured text in the structured readers' form, else as it is."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if _marks(lines) < 2:
-        return fallback_title, text, False
+        releases = read_releases(lines)
+        return (fallback_title, releases, True) if releases else (fallback_title, text, False)
     if lines and _HEADER.match(lines[0]):
         lines = lines[1:]
     title = ""

@@ -1,10 +1,16 @@
 """Reading files for the knowledge base, each kind as a document: Markdown (utils/kb/markdown.py),
 reStructuredText through docutils (rst.py), AsciiDoc (asciidoc.py), HTML through the page extractor
 with its headings, code and own title kept (html_doc.py), plain text with a help file's sections
-(plaintext.py; a .txt that is AsciiDoc source is read as AsciiDoc), PDF through the one PDF reader;
-a gzip-compressed file (``name.md.gz``) is read as the kind its inner suffix names. Which files of a
-folder are read: utils/kb/walk.py. Bytes are decoded by utils.web.decode, the same decoder the
-crawler uses.
+(plaintext.py; a .txt that is AsciiDoc source is read as AsciiDoc), man pages in either macro set
+(man.py, mdoc.py), GNU info manuals (info.py), PDF through the one PDF reader; a gzip-compressed
+file (``name.md.gz``) is read as the kind its inner suffix names. Which files of a folder are read:
+utils/kb/walk.py. Bytes are decoded by utils.web.decode, the same decoder the crawler uses.
+
+What a file is (`document_kind`) is read from its name when the name says it (``.md``, ``.html``;
+``.1`` … ``.9`` and ``.info`` are confirmed by the content), and from its content when the name
+has no file type (``NEWS``, ``README.Debian``, ``changelog.gz``, ``find.info-1.gz``): a PDF, an
+HTML page, a man page, an info manual, or text (plaintext.looks_like_prose); a name that is a known
+type of another kind (``.json``, ``.css``, ``.png``) is not opened.
 
 A structured reader's text marks headings and code one way (utils/kb/structure.py), from which each
 chunk gets its heading path."""
@@ -14,6 +20,7 @@ from __future__ import annotations
 import gzip
 import io
 import logging
+import re
 import zlib
 from pathlib import Path
 
@@ -35,6 +42,22 @@ FILE_TYPES = {
     ".htm": "html",
     ".pdf": "pdf",
 }
+KIND_NAMES = {  # what `kb ingest` calls each kind when it counts what it read
+    "man": ("man page", "man pages"),
+    "info": ("info manual", "info manuals"),
+    "html": ("HTML", "HTML"),
+    "pdf": ("PDF", "PDF"),
+    "markdown": ("Markdown", "Markdown"),
+    "rst": ("reStructuredText", "reStructuredText"),
+    "asciidoc": ("AsciiDoc", "AsciiDoc"),
+    "text": ("text", "text"),
+}
+_MAN_SUFFIX = re.compile(r"\.(?:[1-9][a-z0-9]{0,6}|n|l)$")  # ls.1, printf.3p, ssl.1ssl, Tcl's .n
+_INFO_SUFFIX = re.compile(r"\.info(?:-\d+)?$")
+# Document formats whose markup no reader here reads: their text would come with it, so they are not
+# read as text either (`kb ingest` names them as skipped: utils/cli/ingest_notes.py).
+MARKUP_NOT_READ = frozenset(".org .tex .rtf .doc .docx .odt .epub .ipynb .xhtml .mdx".split())
+SNIFF_BYTES = 65536
 COMPRESSED = ".gz"
 MAX_DECOMPRESSED = 64 * 1024 * 1024  # a compressed document may not unpack to more (a gzip bomb)
 
@@ -50,21 +73,102 @@ def _suffix(name: str) -> str:
 
 
 def kind_of(path: Path) -> tuple[str | None, bool]:
-    """(kind, compressed): the reader a file goes to (None: unsupported), and whether it is gzipped."""
+    """(kind, compressed): the reader a file's name sends it to (None: the name does not say), and
+    whether it is gzipped."""
     name = path.name
     compressed = name.lower().endswith(COMPRESSED) and len(name) > len(COMPRESSED)
     if compressed:
         name = name[: -len(COMPRESSED)]
-    return FILE_TYPES.get(_suffix(name)), compressed
+    kind = FILE_TYPES.get(_suffix(name))
+    if kind is None and _MAN_SUFFIX.search(name):
+        kind = "man"
+    elif kind is None and _INFO_SUFFIX.search(name):
+        kind = "info"
+    return kind, compressed
+
+
+def typed_elsewhere(name: str) -> bool:
+    """Whether a name ends in a file type that is not a document's (``.json``, ``.css``, ``.png``):
+    such a file is not opened. ``README.Debian``, ``NEWS``, ``INSTALL.unix`` name no type."""
+    import mimetypes
+
+    i = name.rfind(".")
+    if i <= 0:
+        return False
+    if name[i:].lower() in MARKUP_NOT_READ:
+        return True
+    return mimetypes.MimeTypes().guess_type("x" + name[i:].lower(), strict=False)[0] is not None
+
+
+def _head(path: Path, compressed: bool) -> bytes:
+    try:
+        with path.open("rb") as f:
+            data = f.read(SNIFF_BYTES if not compressed else SNIFF_BYTES // 2)
+    except OSError:
+        return b""
+    if compressed:
+        try:
+            data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, SNIFF_BYTES)
+        except zlib.error:
+            return b""
+    return data
+
+
+def sniff(head: bytes) -> str | None:
+    """The kind of document these first bytes open: "pdf", "html", "man", "info", "text", or None."""
+    from .man import looks_like_roff
+    from .plaintext import looks_like_prose
+
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
+    if start.startswith(b"%pdf-"):
+        return "pdf"
+    if start.startswith((b"<!doctype html", b"<html")) or (start.startswith(b"<?xml") and b"<html" in start):
+        return "html"
+    if b"\x1f\nFile: " in head or b"\x1f\nIndirect:" in head or b"\x1f\nTag Table:" in head:
+        return "info"
+    if b"\x00" in head:
+        return None
+    text = head.decode("utf-8", "replace")
+    if looks_like_roff(text):
+        return "man"
+    return "text" if looks_like_prose(head) else None
+
+
+_kinds: dict[tuple[str, int, int], str | None] = {}
+
+
+def document_kind(path: Path) -> str | None:
+    """The kind of document a file is read as (None: not read); see the module's docstring."""
+    by_name, compressed = kind_of(path)
+    if by_name not in (None, "man", "info"):
+        return by_name
+    name = path.name[: -len(COMPRESSED)] if compressed else path.name
+    if by_name is None and typed_elsewhere(name):
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return by_name
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _kinds:
+        if len(_kinds) > 200_000:
+            _kinds.clear()
+        _kinds[key] = sniff(_head(path, compressed))
+    return _kinds[key]
 
 
 def _unsupported(path: Path) -> KBError:
     kind, compressed = kind_of(path)
     name = path.name[: -len(COMPRESSED)] if compressed else path.name
     suffix = _suffix(name)
+    if kind is None and not typed_elsewhere(name):
+        return KBError("not a document: not text (binary data, source code or a table of data)")
     what = f"compressed {suffix or '(none)'!r}" if compressed else repr(suffix or "(none)")
     supported = ", ".join(sorted(FILE_TYPES))
-    return KBError(f"unsupported file type {what} (supported: {supported}, and each of them gzipped as NAME.gz)")
+    return KBError(
+        f"unsupported file type {what} (supported: {supported}, man pages (NAME.1 ... NAME.9), info manuals, "
+        "text without an extension, and each of them gzipped as NAME.gz)"
+    )
 
 
 def decompress(data: bytes) -> bytes:
@@ -145,6 +249,32 @@ def site_titles(files: list[Path]) -> dict[Path, frozenset[str]]:
     return {folder: site_parts(titles) for folder, titles in by_folder.items()}
 
 
+def _read_man(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .man import alias, alias_target, read_man
+
+    source = _decode(data)
+    if (other := alias(source)) is not None:  # a page that only includes another: read as that page
+        target = alias_target(path, other)
+        if target is None:
+            raise KBError(f"a man page that only includes {other}, which is not there")
+        raw = target.read_bytes()
+        source = _decode(decompress(raw) if target.name.endswith(COMPRESSED) else raw)
+    return (*read_man(source, _stem(path)), True)
+
+
+def _read_info(data: bytes, path: Path) -> tuple[str, str, bool]:
+    from .info import read_info
+
+    def text(raw: bytes) -> str:  # an index entry's marks hold NUL bytes: not a sign of a binary file
+        return _decode(re.sub(rb"\x00\x08\[[^\x00]*\x00\x08\]", b"", raw))
+
+    def load(part: Path) -> str:
+        raw = part.read_bytes()
+        return text(decompress(raw) if part.name.lower().endswith(COMPRESSED) else raw)
+
+    return (*read_info(text(data), _stem(path), path, load), True)
+
+
 def _read_pdf(data: bytes, path: Path) -> tuple[str, str, bool]:
     from ..web.pdf import MAX_PAGES, read_pdf
 
@@ -173,6 +303,8 @@ _READERS = {
     "asciidoc": _read_asciidoc,
     "html": _read_html,
     "pdf": _read_pdf,
+    "man": _read_man,
+    "info": _read_info,
 }
 
 
@@ -180,7 +312,7 @@ def read_document(path: Path, site: frozenset[str] = frozenset()) -> tuple[str, 
     """(title, text, raw bytes, structured) of a supported file; KBError with a clear reason otherwise.
     `structured`: the text marks headings and code in the structured readers' form. `site`: title
     parts that name the site of an HTML file's folder (`site_titles`)."""
-    kind, compressed = kind_of(path)
+    kind, compressed = document_kind(path), kind_of(path)[1]
     if kind is None:
         raise _unsupported(path)
     try:

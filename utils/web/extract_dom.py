@@ -272,6 +272,7 @@ class Block:
 
 
 BOILER = 1  # looks like furniture by its class/id: share box, related list, comments...
+_ANCHORED = frozenset(("dt", "h1", "h2", "h3", "h4", "h5", "h6"))
 STRONG = 2  # a nav/aside/footer/header element or ARIA role: never the content itself
 HIDDEN = 3  # not displayed at all (display:none, visibility:hidden, the hidden attribute)
 
@@ -294,7 +295,8 @@ def _boilerplate(el, tag: str) -> int:
     if "itemprop" in keys and el.get("itemprop") in _ENTRY_PROPS:
         return 0
     if "class" in keys or "id" in keys:
-        key = f"{el.get('class') or ''} {el.get('id') or ''}"
+        # a heading's or a term's id is its anchor, named after its words ("GUC-SHARED-BUFFERS"), not layout
+        key = f"{el.get('class') or ''} {el.get('id') if tag not in _ANCHORED else ''}"
         hit = _class_cache.get(key)
         if hit is None:
             hit = BOILER if _boiler_words(key.lower()) else 0
