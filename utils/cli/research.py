@@ -65,6 +65,20 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
         err(f'the question is empty; ask one, e.g. {invoked_as()} "What is a sourdough starter?"')
         return EXIT_USAGE
 
+    saved = None
+    if args.resume:  # the session's own settings (tools, engine, budgets...) but for the flags given again
+        from ..api import resumed_settings
+        from ..errors import SessionNotFound
+        from ..sessions import SessionStore
+
+        store = SessionStore(settings.data_dir)
+        try:
+            saved = store.load(args.resume)
+        except SessionNotFound as exc:
+            err(str(exc))
+            return EXIT_USAGE
+        given = {k for k, v in vars(args).items() if v is not None}
+        settings = resumed_settings(settings, saved.get("settings") or {}, given)
     if not args.resume or args.feedback is not None:
         problem = tools_problem(settings)
         if problem:
@@ -90,17 +104,12 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
     ui.asking = asked_by(rt.tools)
     rt.stream_report = interactive and rt.engine.capabilities.streaming
 
-    if args.resume:
-        from ..errors import SessionNotFound
+    if saved is not None:
+        from ..api import resume_start, start_resumed
 
-        try:
-            shared = rt.store.load(args.resume)
-        except SessionNotFound as exc:
-            err(str(exc))
-            return EXIT_USAGE
-        shared["engine"] = rt.engine.name
-        # A run cut short (Ctrl-C, crash) goes on researching; a finished one reopens at the feedback step.
-        start = "decision" if shared.get("status") in ("running", "reporting", "interrupted") else "feedback"
+        shared, rt.store = saved, store
+        start_resumed(rt, shared, settings)
+        start = resume_start(shared)  # a run cut short goes on researching; a finished one takes feedback
         if feedback is None and start == "feedback" and not interactive:
             ui.report(shared["final_answer"])
             return EXIT_OK
