@@ -18,7 +18,7 @@ from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
-from .utils.research.feedback import engine_text, rejected_sources
+from .utils.research.feedback import engine_text, missing_note, missing_sources, rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
 from .utils.research.numbering import StreamedNumbers, shown
@@ -559,25 +559,15 @@ class HumanFeedback(SleuthNode):
         text = " ".join(valid_text(text or "").split())
         if not text or text.lower() in {"done", "/done", "/quit", "quit", "exit"}:
             return None
-        s = self.rt.settings
-        if s.remember and "kb" in s.tools:  # accepted feedback becomes a `feedback` source in the KB
-            try:
-                self.rt.tools.kb().add_document(
-                    source=f"feedback:{prep['session_id']}:{prep['round']}",
-                    title=f"Feedback on: {prep['query'][:80]}",
-                    text=text,
-                    source_type="feedback",
-                    session_id=prep["session_id"],
-                )
-            except Exception as exc:  # noqa: BLE001 - remembering is a bonus
-                self.rt.ui.warn(f"feedback not stored in the knowledge base: {exc}")
-        return text
+        return text  # it steers the research (utils/research/feedback.py); it is never stored as knowledge
 
     def post(self, shared, prep, text):
         if not text:
             shared["status"] = "done"
             return DONE
         rejected = rejected_sources(text, prep["shown"][0])  # "ignore [2]": [2] as the last report showed it
+        if missing := missing_sources(text, prep["shown"][0]):  # "ignore [40]" with 12 sources: said
+            self.rt.ui.warn(missing_note(missing, prep["shown"][0]))
         shared["feedback_history"].append(
             {"text": text, "timestamp": now_iso(), "after_iteration": shared["iteration_count"], "rejected": rejected}
         )

@@ -4,7 +4,7 @@
                                            --sync also removes files gone from those folders
     kb list [--json]                       the documents: source, kind, chunks, when added
     kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
-    kb forget --remembered [--older-than 30d]   drop remembered web pages
+    kb forget --remembered [--older-than 30d]   drop remembered web pages (--feedback: stored feedback)
     kb stats [--json]
     kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
     kb search - [--json]                   one query per line from stdin (one JSON line per query)
@@ -202,7 +202,8 @@ def main(argv: list[str]) -> int:
         if args.cmd == "remove":
             return kb_manage.remove(kb, args.targets, args.yes)
         if args.cmd == "forget":
-            return kb_manage.forget(kb, args.older_than, args.dry_run, args.yes)
+            kind = "feedback" if args.feedback else "web"
+            return kb_manage.forget(kb, args.older_than, args.dry_run, args.yes, kind)
         if args.cmd == "stats":
             return _stats(kb, args.json)
         if args.cmd == "search":

@@ -577,7 +577,7 @@ class KnowledgeBase:
         seen: set[str] = set()  # content hashes: identical texts are shown once
         for rid, score in ranked:
             r = rows.get(rid)
-            if r is None or r[6] in seen:
+            if r is None or r[6] in seen or r[8] == "feedback":  # feedback stored by old versions: not knowledge
                 continue
             seen.add(r[6])
             hits.append(Hit.from_row(len(hits) + 1, score, r))
