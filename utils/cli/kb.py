@@ -132,8 +132,8 @@ def _stats(kb, as_json: bool) -> int:
 
 
 def _print_hits(query: str, hits, as_json: bool, many: bool, bm25: dict | None = None) -> None:
-    """The hits, each with its score: in bm25 mode the raw BM25 score that ranked it (the score the
-    research uses is capped at 1 and often is 1 for every hit of a short query)."""
+    """The hits, each with its 0-1 score (the one research uses: the same meaning however many
+    chunks match) and, in bm25 mode, the raw BM25 score that ranked it."""
     bm25 = bm25 or {}
     if as_json:
         rows = [{**h.to_dict(), **({"bm25": round(bm25[h.id], 4)} if h.id in bm25 else {})} for h in hits]
@@ -145,7 +145,7 @@ def _print_hits(query: str, hits, as_json: bool, many: bool, bm25: dict | None =
         out("no hits")
     for h in hits:
         text = " ".join(h.text.split())
-        score = f"bm25 {bm25[h.id]:.2f}" if h.id in bm25 else f"{h.score:.3f}"
+        score = f"{h.score:.3f}" + (f", bm25 {bm25[h.id]:.2f}" if h.id in bm25 else "")
         out(f"{h.rank}. [{score}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
         out(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
     if many:
