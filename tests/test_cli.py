@@ -29,13 +29,17 @@ def test_help_is_fast_and_light(cli):
     assert "HEAVY []" in out
 
 
+def section_of(report: str, heading: str = "Research journey") -> str:
+    return report.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
 def test_research_prints_a_cited_report(cli, web):
     proc = cli(QUESTION, env=web_env(web))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "## Answer" in out and "## Research journey" in out and "## Key sources" in out
     assert "Scott Derrickson" in out
-    assert "search_duckduckgo" in out  # the journey
+    assert "web search" in section_of(out) and "search_duckduckgo" not in out  # the journey says what was asked
     assert "engine: offline" in proc.stderr  # auto picked offline and said so
     assert "[1/8]" in proc.stderr  # progress on stderr only
     assert "[1/8]" not in out

@@ -139,9 +139,9 @@ def test_no_network_is_said_once_with_what_works_without_it(cli):
 
 def test_progress_names_the_backend_being_asked(cli):
     proc = cli("--tools", "duckduckgo", "--searxng-url", "http://127.0.0.1:1", "Who wrote Dune?")
-    assert "[1/8] search_duckduckgo (SearXNG): Who wrote Dune?" in proc.stderr
+    assert "[1/8] web search (SearXNG): Who wrote Dune?" in proc.stderr
     plain = cli("--tools", "duckduckgo", "Who wrote Dune?")
-    assert "[1/8] search_duckduckgo (DuckDuckGo): Who wrote Dune?" in plain.stderr
+    assert "[1/8] web search (DuckDuckGo): Who wrote Dune?" in plain.stderr
 
 
 def test_kb_search_shows_the_scores_that_rank_its_hits(cli, tmp_path):

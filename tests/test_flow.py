@@ -116,7 +116,7 @@ def test_unavailable_tool_is_remapped_and_recorded():
     h = shared["research_history"][0]
     assert h["action"] == "search_duckduckgo" and h["remapped_from"] == "search_google"
     assert "search_google" not in engine.decide_calls[0]["actions"]
-    assert "asked for search_google" in shared["final_answer"]
+    assert "asked for Google, not available" in shared["final_answer"]  # named as the user knows it
 
 
 def test_no_usable_tool_stops_with_no_tools():

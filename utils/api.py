@@ -262,7 +262,9 @@ class QuietUI:
 
     def step(self, step: int, budget: int, action: str, query: str) -> None:
         self._total = max(self._total, float(budget))
-        self._say(step - 0.9, f"step {step}/{budget}: {action} {query}")
+        from .registry import title_of
+
+        self._say(step - 0.9, f"step {step}/{budget}: {title_of(action)} {query}")
 
     def step_done(self, entry: dict) -> None:
         step = entry.get("step") or 1

@@ -78,10 +78,12 @@ def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
             console=console,
             transient=True,
         ) as bar:
-            task = bar.add_task("", total=None)
+            task = bar.add_task("opening the knowledge base", total=None)  # until the first file is read
 
             def progress(done: int, total: int, path: str) -> None:
                 name = path if len(path) <= 50 else "..." + path[-47:]
+                if done == total:
+                    name = "writing to the knowledge base"  # the last chunks are embedded and written
                 bar.update(task, completed=done, total=total, description=name)
 
             report = kb.ingest_paths(paths, progress=progress, follow_links=follow_links)
