@@ -17,7 +17,7 @@ from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
-from .utils.research.actions import offered_actions, remap_decision
+from .utils.research.actions import offered_actions, reachable, remap_decision
 from .utils.research.feedback import engine_text, missing_note, missing_sources, rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, split_urls, urls_to_read_first
@@ -76,7 +76,8 @@ class Decision(SleuthNode):
         s = self.rt.settings
         rt = self.rt
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
-        actions = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else [HITL]
+        offered = offered_actions(self.rt.settings, self.rt.tools.kb_available) if not forced else [HITL]
+        actions = reachable(offered, shared["research_history"][shared.get("round_start_iteration", 0) :])
         reports = shared["analyzer_reports"]
         ctx = {
             "query": shared["original_query"],
@@ -95,7 +96,8 @@ class Decision(SleuthNode):
             "sources": shared["sources"],
             "deadline": rt.deadline,
         }
-        return {"ctx": ctx, "forced": forced, "first": [] if forced else urls_to_read_first(shared, actions)}
+        first = [] if forced else urls_to_read_first(shared, actions)
+        return {"ctx": ctx, "forced": forced, "first": first, "web_down": actions != offered}
 
     def exec(self, prep):
         ctx, forced = prep["ctx"], prep["forced"]
@@ -106,6 +108,8 @@ class Decision(SleuthNode):
             return {"choice": Choice(HITL, "", forced[1]), "stop": forced, "result": None}
         if len(ctx["actions"]) == 1:
             stop = ("no_tools", "no tool is configured or available")
+            if prep.get("web_down"):
+                stop = ("tool_failures", "no network for the web tools, and no other tool is offered")
             return {"choice": Choice(HITL, "", "no tool is available"), "stop": stop, "result": None}
         result = self.rt.engine.decide(ctx)
         choice = remap_decision(result.data, ctx["actions"], ctx["query"])

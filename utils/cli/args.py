@@ -55,6 +55,23 @@ def global_parser() -> argparse.ArgumentParser:
     return p
 
 
+def accept_global_options(parser: argparse.ArgumentParser) -> None:
+    """Let a command take every global setting it does not use itself (engine, model, tools, data
+    folder, cache, network policy, budgets...), so that an alias such as
+    `alias sleuth='sleuth --engine offline --tools kb'` works with every command. They are parsed
+    (and checked) as everywhere, and left out of this command's --help; options of one command
+    only (`-o`, `--yes`, `-k`) are still refused by the others."""
+    import copy
+
+    mine = _options(parser)
+    for action in global_parser()._actions:  # noqa: SLF001 - argparse has no public view
+        if not action.option_strings or action.dest == "output" or any(s in mine for s in action.option_strings):
+            continue
+        accepted = copy.copy(action)
+        accepted.help = argparse.SUPPRESS
+        parser._add_action(accepted)  # noqa: SLF001
+
+
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {s: a for a in parser._actions for s in a.option_strings}  # noqa: SLF001 - argparse has no public view
 
@@ -122,8 +139,32 @@ class Parser(argparse.ArgumentParser):
         return f"unknown option {name}" + (f"; did you mean {' or '.join(close)}?" if close else "")
 
     def error(self, message: str):
-        err(f"{message} (see: {self.prog} --help)")
+        err(f"{did_you_mean(message)} (see: {self.prog} --help)")
         raise SystemExit(EXIT_USAGE)
+
+
+def did_you_mean(message: str) -> str:
+    """argparse's "invalid choice: 'serach' (choose from 'ingest', 'search', ...)" as one line that
+    names the closest command word."""
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not m:
+        return message
+    given, choices = m.group(1), re.findall(r"'([^']*)'", m.group(2))
+    close = difflib.get_close_matches(given, choices, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown command {given!r}{hint} (commands: {', '.join(choices)})"
+
+
+def mistyped_command(words: list[str], commands) -> str | None:
+    """The command a question's first word looks like a typo of (`sesions list`), or None: a mistyped
+    command word is refused rather than researched. Only for a question given as several words
+    (a quoted question, or `ask`, is taken as it is)."""
+    if len(words) < 2 or not words[0].isalpha() or not words[0].islower():
+        return None
+    close = difflib.get_close_matches(words[0], list(commands), n=1, cutoff=0.75)
+    return close[0] if close and close[0] != words[0] else None
 
 
 def positive_int(text: str) -> int:

@@ -1,6 +1,6 @@
 """`sleuth kb ...`: manage the knowledge base from the command line.
 
-    kb ingest PATH... [--sync] [--follow-links]   files and folders (.txt .md .html .htm .pdf), recursive;
+    kb ingest PATH... [--sync] [--follow-links]   files and folders (readers.FILE_TYPES), recursive;
                                            --sync also removes files gone from those folders
     kb list [--json]                       the documents: source, kind, chunks, when added
     kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
@@ -28,7 +28,7 @@ from .output import EXIT_USAGE, err, out, out_json
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .args import Parser, positive_int
+    from .args import Parser, accept_global_options, positive_int
 
     common = argparse.ArgumentParser(add_help=False)
     add_data_args(common)
@@ -36,8 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     p = Parser(prog=f"{invoked_as()} kb", description="Manage Sleuth's knowledge base.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
+    from ..kb.readers import FILE_TYPES
+
+    read = " ".join(sorted(FILE_TYPES))
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
-    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders (.txt .md .html .htm .pdf)")
+    ing.add_argument("paths", nargs="+", metavar="PATH", help=f"files and folders ({read}; each also gzipped, NAME.gz)")
     ing.add_argument("--sync", action="store_true", help="also remove files that no longer exist under the folders")
     ing.add_argument("--yes", action="store_true", help="--sync: do not ask before removing more than one")
     ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
@@ -53,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     from .kb_manage import add_parsers
 
     add_parsers(sub, common)
+    for q in sub.choices.values():  # the global settings of an alias (--engine, --tools...) are taken
+        accept_global_options(q)
     return p
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..registry import BY_ACTION, HITL, TOOLS, takes_urls
+from ..registry import BY_ACTION, HITL, TOOLS, role_of, takes_urls
 from .loopdata import Choice
 from .loopguard import split_urls
+from .report import web_unreachable
 
 STOP_REASONS = (
     "confident",  # confidence >= threshold
@@ -28,6 +29,14 @@ def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     """Tools the Decision may choose now: asked for with --tools, configured, and not empty."""
     s = settings
     return [t.action for t in TOOLS if t.tool in s.tools and t.available(s, kb_available)] + [HITL]
+
+
+def reachable(actions: list[str], history: list[dict]) -> list[str]:
+    """The actions worth offering after `history` (this round's steps): once a web search found the
+    web unreachable, no tool that needs the web (search, wiki, crawl) is tried again this round."""
+    if not any(web_unreachable(h) for h in history):
+        return actions
+    return [a for a in actions if role_of(a) not in ("web_search", "wiki_search", "crawl")]
 
 
 def remap_decision(decision: dict, actions: list[str], query: str) -> Choice:
