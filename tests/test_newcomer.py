@@ -72,6 +72,11 @@ def test_a_mistyped_command_word_gets_a_suggestion_and_is_never_researched(tmp_p
     assert not (tmp_path / "data" / "sessions").exists()
 
 
+def test_a_question_whose_first_word_is_one_letter_off_a_command_is_researched(cli):
+    proc = cli("--tools", "duckduckgo", "match", "results", "today")  # a word, not a slip of `batch`
+    assert "did you mean" not in proc.stderr and "researching: match results today" in proc.stderr
+
+
 def test_the_random_part_of_a_session_id_finds_it(tmp_path, cli):
     ingest(tmp_path, cli)
     proc = cli("--json", "--engine", "offline", "--tools", "kb", "--max-iterations", "1", "What drives the drums?")

@@ -391,8 +391,6 @@ def resume(
     if engine is not None and not isinstance(engine, str):
         given = {*given, "engine", "model", "base_url"}  # an engine object runs as it is
     settings = resumed_settings(settings, shared.get("settings") or {}, given)
-    if clients is not None and settings.tools != clients.settings.tools:
-        clients = None  # the shared clients offer other tools: this run gets its own
     rt = make_runtime(
         settings,
         engine=engine,

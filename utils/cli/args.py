@@ -158,13 +158,25 @@ def did_you_mean(message: str) -> str:
 
 
 def mistyped_command(words: list[str], commands) -> str | None:
-    """The command a question's first word looks like a typo of (`sesions list`), or None: a mistyped
-    command word is refused rather than researched. Only for a question given as several words
-    (a quoted question, or `ask`, is taken as it is)."""
+    """The command a question's first word is a slip of (`sesions list`, `bacth`), or None: a mistyped
+    command word is refused rather than researched. A slip is one letter missing or extra, or two
+    neighbours swapped, in a command of 4 letters or more (one letter changed is left alone: `match`
+    is a word, not a slip of `batch`). Only for a question given as several words: a quoted
+    question, or `ask`, is taken as it is."""
     if len(words) < 2 or not words[0].isalpha() or not words[0].islower():
         return None
-    close = difflib.get_close_matches(words[0], list(commands), n=1, cutoff=0.75)
-    return close[0] if close and close[0] != words[0] else None
+    return next((c for c in commands if len(c) >= 4 and _slip(words[0], c)), None)
+
+
+def _slip(word: str, command: str) -> bool:
+    if word == command or abs(len(word) - len(command)) > 1:
+        return False
+    if len(word) == len(command):
+        diff = [i for i, (a, b) in enumerate(zip(word, command, strict=True)) if a != b]
+        i = diff[0] if len(diff) == 2 and diff[1] == diff[0] + 1 else -1
+        return i >= 0 and (word[i], word[i + 1]) == (command[i + 1], command[i])
+    short, long = sorted((word, command), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
 def positive_int(text: str) -> int:

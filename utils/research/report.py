@@ -28,10 +28,18 @@ STOP_TEXT = {
 }
 
 
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)  # `code`: shown as it is, escapes and all
+
+
 def as_text(text: str) -> str:
     """Text from a source or a person, written into the Markdown report so that it shows as typed:
-    `<pathspec>` would be an HTML tag to a Markdown renderer (and vanish), so its `<` is escaped."""
-    return _TAG_LIKE.sub(r"\\<", text or "")
+    `<pathspec>` would be an HTML tag to a Markdown renderer (and vanish), so its `<` is escaped
+    (outside code spans, where a renderer shows everything as it is)."""
+    text, out, at = text or "", [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [_TAG_LIKE.sub(r"\\<", text[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, _TAG_LIKE.sub(r"\\<", text[at:])])
 
 
 def clean_citations(answer: str, valid: set[int]) -> str:
