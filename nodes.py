@@ -16,7 +16,7 @@ from pocketflow import Node
 from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
-from .utils.registry import CRAWL, HITL, ToolSpec
+from .utils.registry import CRAWL, HITL, ToolSpec, title_of
 from .utils.research.actions import offered_actions, reachable, remap_decision
 from .utils.research.feedback import engine_text, missing_note, missing_sources, rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Fact, PendingStep, ToolItem
@@ -116,7 +116,7 @@ class Decision(SleuthNode):
         stop = None
         if choice.action == HITL:
             if choice.remapped_from:
-                stop = ("no_tools", f"{choice.remapped_from} is not available and nothing can replace it")
+                stop = ("no_tools", f"{title_of(choice.remapped_from)} is not available and nothing can replace it")
             else:
                 stop = (result.extra.get("stop_reason", "decided"), choice.reasoning or "engine chose to stop")
         return {"choice": choice, "stop": stop, "result": result}
