@@ -184,7 +184,9 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
 
 
 def every_tool_failed(shared: dict) -> bool:
-    """The run took tool steps and not one of them worked (no network, every backend down); a run the
-    time limit cut short is not one (its steps were stopped, not failed)."""
+    """The run took tool steps and the tool of every one failed (no network, every backend down): not
+    a run whose tools worked and found nothing, nor one the time limit cut short."""
+    from ..research.report import tool_failed
+
     steps = shared.get("research_history") or []
-    return bool(steps) and not any(h.get("ok") for h in steps) and shared.get("stop_reason") != "time_limit"
+    return bool(steps) and all(tool_failed(h) for h in steps) and shared.get("stop_reason") != "time_limit"

@@ -65,6 +65,17 @@ def unreachable(entry: dict) -> list[str]:
     return list(dict.fromkeys(str(e.get("backend") or e.get("url") or "?") for e in errors))
 
 
+def tool_failed(entry: dict) -> bool:
+    """The step's tool failed (could not be reached, refused, broke), as against working and finding
+    nothing (a search with no results, no matching passages)."""
+    if entry.get("ok"):
+        return False
+    errors = entry.get("errors") or []
+    if errors:
+        return not all(e.get("kind") == "no_results" for e in errors)
+    return entry.get("error") != "no matching passages"
+
+
 def web_unreachable(entry: dict) -> bool:
     """A web or wiki search that could reach none of its backends over the network: the web is
     down for this run (said once; research/actions.reachable then offers no web tool)."""
