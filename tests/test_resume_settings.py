@@ -115,3 +115,19 @@ def test_a_flag_given_again_overrides_the_session(tmp_path, cli):
     saved = json.loads((tmp_path / "data" / "sessions" / f"{sid}.json").read_text())
     assert saved["settings"]["max_iterations"] == 3 and saved["settings"]["tools"] == ["kb"]
     assert {h["action"] for h in saved["research_history"]} == {"search_kb"}
+
+
+def test_the_python_api_resumes_with_the_session_settings_but_for_the_keywords_given(tmp_path, cli):
+    import sleuth
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "press.md").write_text(NOTE)
+    data = tmp_path / "data"
+    sleuth.KnowledgeBase(data_dir=data).ingest([notes])
+    first = sleuth.research(QUESTION, tools=["kb"], engine="offline", max_iterations=1, data_dir=data)
+    again = sleuth.resume(first.session_id, "look for the cleaning", data_dir=data, confidence=0.9)
+    assert again.sources and all(s.kind == "internal" for s in again.sources)
+    saved = json.loads((data / "sessions" / f"{first.session_id}.json").read_text())
+    assert saved["settings"]["tools"] == ["kb"] and saved["settings"]["max_iterations"] == 1
+    assert saved["settings"]["confidence"] == 0.9 and saved["settings"]["engine"] == "offline"
