@@ -76,12 +76,17 @@ def resume(
     **settings,
 ) -> Report:
     """Continue a saved session: an interrupted run goes on; a finished one is researched again with
-    `feedback` (or returned as it is without). Raises `errors.SessionNotFound` for an unknown id."""
+    `feedback` (or returned as it is without). It runs with the settings it was started with (tools,
+    engine, model, confidence, budgets) but for those given here. Raises `errors.SessionNotFound`
+    for an unknown id."""
     from .flow import run_flow
     from .utils import api
 
     s = api.load(tools=tools, engine=engine, data_dir=data_dir, **settings)
-    return api.resume(session_id, s, feedback, run_flow=run_flow, engine=engine, progress=progress, cancel=cancel)
+    given = {k for k, v in {"tools": tools, "engine": engine, **settings}.items() if v is not None}
+    return api.resume(
+        session_id, s, feedback, run_flow=run_flow, engine=engine, progress=progress, cancel=cancel, given=given
+    )
 
 
 def __getattr__(name: str):

@@ -5,8 +5,8 @@
   sleuth ask "QUESTION"             the same, unambiguously (a question may start with a command word)
   sleuth                            interactive: asks for a question (or reads a batch from stdin)
   sleuth batch < questions.txt      one JSON line per question
-  sleuth sessions list|show|export  saved sessions
-  sleuth kb ingest|search|stats|reset
+  sleuth sessions list|show|export|delete|prune            saved sessions
+  sleuth kb ingest|search|list|remove|forget|stats|reset  the knowledge base
   sleuth fetch URL...               the crawler on its own
   sleuth mcp [--allow-ingest DIR]   an MCP server over stdio (research, feedback, kb_search, ...)
 
@@ -37,10 +37,10 @@ class Command(NamedTuple):
 
 
 COMMANDS = {
-    "ask": Command("research", "research a question (the same as sleuth QUESTION)", flow=True),
+    "ask": Command("research", "research a question (the same as sleuth QUESTION)", ("--ask",), flow=True),
     "batch": Command("research", "questions from stdin, one JSON line out per question", ("--batch",), flow=True),
-    "sessions": Command("sessions", "list, show and export saved sessions"),
-    "kb": Command("kb", "the knowledge base: ingest, search, stats, reset"),
+    "sessions": Command("sessions", "saved sessions: list, show, export, delete, prune"),
+    "kb": Command("kb", "the knowledge base: ingest, search, list, remove, forget, stats, reset"),
     "fetch": Command("fetch", "fetch web pages and print their main text"),
     "mcp": Command("mcp_server", "serve research to MCP clients (Claude, Cursor, ...) over stdio", flow=True),
 }
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread (main() called from a test's thread): leave the default
         pass
     try:
-        return module.main([*command.preset, *rest], **extra)
+        return module.main([*(command.preset if word else ()), *rest], **extra)
     except KeyboardInterrupt as exc:
         from .utils.cli.output import interrupted_status
 

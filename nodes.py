@@ -18,9 +18,9 @@ from .utils.deadline import call_within
 from .utils.engine.protocol import Answer, EngineContext, EngineResult
 from .utils.errors import TimeLimitExceeded
 from .utils.registry import CRAWL, HITL, ToolSpec
-from .utils.research.actions import handed_over, offered_actions, remap_decision
+from .utils.research.actions import handed_over, offered_actions, reachable, remap_decision
 from .utils.research.citations import VerifiedReport, verified_report
-from .utils.research.feedback import rejected_sources
+from .utils.research.feedback import missing_note, missing_sources, rejected_sources
 from .utils.research.loopdata import Analysis, Choice, Form, PendingStep, Stop, StopReason, ToolOutcome
 from .utils.research.loopguard import post_decision_check, pre_decision_stop, urls_to_read_first
 from .utils.research.numbering import StreamedNumbers, shown
@@ -79,9 +79,11 @@ class Decision(SleuthNode):
     def prep(self, shared: Shared) -> DecisionJob:
         s, rt = self.rt.settings, self.rt
         forced = pre_decision_stop(shared, s.confidence, s.max_iterations, rt.time_left(), s.max_tokens, s.max_cost)
-        actions = offered_actions(s, rt.tools.kb_available) if not forced else [HITL]
+        offered = offered_actions(s, rt.tools.kb_available) if not forced else [HITL]
+        # once the web was found unreachable this round, no web tool is offered again
+        actions = reachable(offered, shared["research_history"][shared.get("round_start_iteration", 0) :])
         first = [] if forced else urls_to_read_first(shared, actions)
-        return DecisionJob(rt.context(shared, actions), forced, first)
+        return DecisionJob(rt.context(shared, actions), forced, first, actions != offered)
 
     def exec(self, job: DecisionJob) -> Decided:
         ctx = job.ctx
@@ -90,9 +92,10 @@ class Decision(SleuthNode):
         if job.forced:
             return Decided(Choice(HITL, "", job.forced[1]), job.forced)
         if len(ctx.actions) == 1:
-            return Decided(
-                Choice(HITL, "", "no tool is available"), (StopReason.NO_TOOLS, "no tool is configured or available")
-            )
+            stop: Stop = (StopReason.NO_TOOLS, "no tool is configured or available")
+            if job.web_down:
+                stop = (StopReason.TOOL_FAILURES, "no network for the web tools, and no other tool is offered")
+            return Decided(Choice(HITL, "", "no tool is available"), stop)
         result = self.rt.engine.decide(ctx)
         choice = remap_decision(result.data, ctx.actions, ctx.query)
         return Decided(choice, handed_over(result.data, choice), result)
@@ -121,6 +124,7 @@ class DecisionJob:
     ctx: EngineContext
     forced: Stop | None  # a stopping rule that applies before the engine is asked
     first: list[str]  # pages the question names, not read yet
+    web_down: bool = False  # the web was found unreachable this round: its tools are not offered
 
 
 @dataclass
@@ -280,15 +284,14 @@ class HumanFeedback(SleuthNode):
         text = " ".join(valid_text(self.rt.feedback(prep) or "").split())
         if not text or text.lower() in {"done", "/done", "/quit", "quit", "exit"}:
             return None
-        problem = steps.remember_feedback(self.rt.tools, self.rt.settings, text, prep)
-        if problem:
-            self.rt.ui.warn(f"feedback not stored in the knowledge base: {problem}")
-        return text
+        return text  # it steers the research (utils/research/feedback.py); it is never stored as knowledge
 
     def post(self, shared: Shared, prep: dict, text: str | None) -> str:
         if not text:
             shared["status"] = "done"
             return DONE
+        if missing := missing_sources(text, prep["shown"][0]):  # "ignore [40]" with 12 sources: said
+            self.rt.ui.warn(missing_note(missing, prep["shown"][0]))
         start_feedback_round(shared, text, rejected_sources(text, prep["shown"][0]))  # "ignore [2]" as shown
         self.rt.start_round()  # the feedback round gets its own time budget
         return RESEARCH

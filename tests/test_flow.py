@@ -100,9 +100,18 @@ def test_stall_stop_when_confidence_does_not_improve():
     assert shared["iteration_count"] == 4
 
 
+class RateLimitedSearch(FakeSearch):
+    """Every search fails, though the network is up (a network failure ends the web for the round)."""
+
+    def search(self, tool, query):
+        got = super().search(tool, query)
+        got.errors = [{**e, "kind": "rate_limit"} for e in got.errors]
+        return got
+
+
 def test_failing_tools_stop_and_are_recorded():
     engine = ScriptedEngine([("search_duckduckgo", f"q{i}") for i in range(20)])
-    shared, _ = run(engine, fake_tools=FakeTools(search=FakeSearch(fail=True)), max_iterations=20)
+    shared, _ = run(engine, fake_tools=FakeTools(search=RateLimitedSearch(fail=True)), max_iterations=20)
     assert shared["stop_reason"] == "tool_failures"
     assert shared["iteration_count"] == 3
     assert all(not h["ok"] and "unreachable" in h["error"] for h in shared["research_history"])
@@ -116,7 +125,7 @@ def test_unavailable_tool_is_remapped_and_recorded():
     h = shared["research_history"][0]
     assert h["action"] == "search_duckduckgo" and h["remapped_from"] == "search_google"
     assert "search_google" not in engine.decide_calls[0].actions
-    assert "asked for search_google" in shared["final_answer"]
+    assert "asked for Google, not available" in shared["final_answer"]  # named as the user knows it
 
 
 def test_no_usable_tool_stops_with_no_tools():
@@ -129,10 +138,20 @@ def test_no_usable_tool_stops_with_no_tools():
 
 def test_exhausted_offline_policy_ends_honestly():
     shared, _ = run(
-        OfflineEngine(), fake_tools=FakeTools(search=FakeSearch(fail=True), kb_available=False), tools=("duckduckgo",)
+        OfflineEngine(),
+        fake_tools=FakeTools(search=RateLimitedSearch(fail=True), kb_available=False),
+        tools=("duckduckgo",),
     )
     assert shared["stop_reason"] == "exhausted"
     assert "could not find" in shared["answer"]
+
+
+def test_a_web_that_cannot_be_reached_is_not_tried_again():
+    engine = ScriptedEngine([("search_duckduckgo", f"q{i}") for i in range(20)])
+    shared, _ = run(
+        engine, fake_tools=FakeTools(search=FakeSearch(fail=True), kb_available=False), tools=("duckduckgo",)
+    )
+    assert shared["iteration_count"] == 1 and shared["stop_reason"] == "tool_failures"
 
 
 def test_feedback_restarts_the_loop_and_reaches_the_next_decision(tmp_path):

@@ -338,13 +338,13 @@ def test_add_document_stores_a_page_once(kb):
             source="https://zoo.example/okapi",
             title="Okapi",
             text="The okapi's closest living relative is the giraffe.",
-            source_type="feedback",
+            source_type="file",
         )
         == 1
     )
     assert kb.count() == 1
     assert "closest living relative" in kb.search("okapi", k=1)[0].text
-    assert kb.stats()["by_source_type"] == {"feedback": {"sources": 1, "chunks": 1}}
+    assert kb.stats()["by_source_type"] == {"file": {"sources": 1, "chunks": 1}}
     with pytest.raises(KBError):
         kb.add_document(source="x", title="", text="y", source_type="rumour")
 

@@ -85,10 +85,9 @@ def test_research_memory_across_runs(cli, web):
     again = json.loads(cli("kb", "stats", "--json").stdout)
     assert again["chunks"] == stats["chunks"]
 
-    # Accepted feedback becomes a `feedback` source.
+    # Feedback steers the research; it is not knowledge, so it is not stored.
     cli("--json", "--tools", "kb", "--resume", second["session_id"], "--feedback", "focus on Ed Wood's films")
-    fb = json.loads(cli("kb", "stats", "--json").stdout)["by_source_type"]
-    assert fb["feedback"]["sources"] == 1
+    assert "feedback" not in json.loads(cli("kb", "stats", "--json").stdout)["by_source_type"]
 
 
 def test_no_remember_keeps_the_kb_untouched(cli, web):

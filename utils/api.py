@@ -48,6 +48,47 @@ SETTINGS = (
 )
 
 
+ENGINES = ("auto", "gemini", "openai", "offline")
+
+# What a resumed session keeps from the settings it was started with, unless given again: the flag's
+# `dest` -> the Settings field the saved session holds it in (shared["settings"]).
+KEPT = {
+    "engine": "engine",
+    "model": "model",
+    "base_url": "openai_base_url",
+    "context_tokens": "context_tokens",
+    "llm_timeout": "llm_timeout",
+    "max_cost": "max_cost",
+    "tools": "tools",
+    "confidence": "confidence",
+    "max_iterations": "max_iterations",
+    "time_limit": "time_limit",
+    "max_tokens": "max_tokens",
+}
+
+
+def resumed_settings(settings, saved: dict, given: Iterable[str] = ()):
+    """The settings to resume a session with: the ones it was started with (`saved`, its
+    shared["settings"]) for the engine, model, tools, confidence and budgets, except those the caller
+    gives again (`given`: flag dests, e.g. {"tools"}); everything else from `settings`."""
+    from dataclasses import fields, replace
+
+    from .config import ALL_TOOLS
+
+    given, names = set(given), {f.name for f in fields(settings)}
+    changes: dict[str, Any] = {}
+    for flag, name in KEPT.items():
+        value = (saved or {}).get(name)
+        if flag in given or name not in names or value is None or (name == "engine" and value not in ENGINES):
+            continue
+        if name == "tools":
+            value = tuple(t for t in value if t in ALL_TOOLS)
+            if not value:
+                continue
+        changes[name] = value
+    return replace(settings, **changes)
+
+
 def load(tools=None, engine=None, data_dir=None, base: dict | None = None, **settings):
     """Settings for one call: `base` (parsed CLI flags, for the MCP server) overridden by the
     keywords given, then the same precedence and checks as the CLI. Bad values raise UsageError."""
@@ -224,7 +265,9 @@ class QuietUI:
 
     def step(self, step: int, budget: int, action: str, query: str) -> None:
         self._total = max(self._total, float(budget))
-        self._say(step - 0.9, f"step {step}/{budget}: {action} {query}")
+        from .registry import title_of
+
+        self._say(step - 0.9, f"step {step}/{budget}: {title_of(action)} {query}")
 
     def step_done(self, entry: dict) -> None:
         step = entry.get("step") or 1
@@ -338,10 +381,19 @@ def resume(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     clients=None,
+    given: Iterable[str] = (),
 ) -> Report:
     """What `sleuth --resume ID [--feedback TEXT]` does: an interrupted run goes on researching; a
-    finished one is re-researched with the feedback, or just returned when there is none."""
+    finished one is re-researched with the feedback, or just returned when there is none. The run
+    keeps the settings the session was started with, but for those named in `given` (resumed_settings)."""
+    from .sessions import SessionStore
+
     feedback = " ".join(str(feedback or "").split()) or None
+    store = SessionStore(settings.data_dir)
+    shared = store.load(session_id)  # SessionNotFound
+    if engine is not None and not isinstance(engine, str):
+        given = {*given, "engine", "model", "base_url"}  # an engine object runs as it is
+    settings = resumed_settings(settings, shared.get("settings") or {}, given)
     rt = make_runtime(
         settings,
         engine=engine,
@@ -350,12 +402,25 @@ def resume(
         cancel=cancel,
         feedback=one_shot(feedback) if feedback else None,
     )
-    shared = rt.store.load(session_id)  # SessionNotFound
-    shared["engine"] = rt.engine.name
-    start = "decision" if shared.get("status") in ("running", "reporting", "interrupted") else "feedback"
+    rt.store = store
+    start_resumed(rt, shared, settings)
+    start = resume_start(shared)
     if start == "feedback" and feedback is None:
         return Report.from_shared(shared)
     return _run(rt, shared, start, run_flow)
+
+
+def start_resumed(rt, shared: dict, settings) -> None:
+    """A session about to be resumed records the engine and the settings it now runs with (as
+    resolved, before a damaged knowledge base is left out for this run only)."""
+    shared["engine"] = rt.engine.name
+    shared["settings"] = settings.public_dict()
+
+
+def resume_start(shared: dict) -> str:
+    """Where a resumed session starts: a run cut short (Ctrl-C, crash) goes on researching
+    ("decision"); a finished one reopens at the feedback step ("feedback")."""
+    return "decision" if shared.get("status") in ("running", "reporting", "interrupted") else "feedback"
 
 
 def sessions(settings, limit: int | None = None) -> list[dict]:

@@ -38,6 +38,7 @@ class ToolSpec:
     role: Literal["web_search", "crawl", "kb_search", "wiki_search"]  # how the offline policy uses it
     fallbacks: tuple[str, ...]  # actions to use instead when it is not offered, in order of preference
     prompt: str  # its rule line in the decision prompt (tools sharing a line give the same text)
+    title: str  # what the user sees it called (progress, journey): the action names stay internal
     # besides being asked for with --tools, what it needs to be offered: (settings, kb_available) -> bool
     available: Callable[[Any, Callable[[], bool]], bool] = _always
 
@@ -50,6 +51,7 @@ _WEB_RULE = (
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         action=SEARCH_DDG,
+        title="web search",
         tool="duckduckgo",
         node="WebSearch",
         takes="query",
@@ -59,6 +61,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         action=SEARCH_GOOGLE,
+        title="Google",
         tool="google",
         node="WebSearch",
         takes="query",
@@ -69,6 +72,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         action=CRAWL,
+        title="read page",
         tool="crawl",
         node="WebCrawl",
         takes="urls",
@@ -79,6 +83,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         action=SEARCH_KB,
+        title="knowledge base",
         tool="kb",
         node="KnowledgeBaseSearch",
         takes="query",
@@ -89,6 +94,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         action=SEARCH_WIKI,
+        title="wiki",
         tool="wiki",
         node="WikiSearch",
         takes="query",
@@ -109,6 +115,13 @@ def role_of(action: str | None) -> str | None:
     """The role of an action's tool (None for the hand-over or an unknown action)."""
     spec = BY_ACTION.get(action or "")
     return spec.role if spec else None
+
+
+def title_of(action: str | None) -> str:
+    """What the user sees an action called ("web search", "knowledge base"); the hand-over or an
+    unknown action as it is."""
+    spec = BY_ACTION.get(action or "")
+    return spec.title if spec else str(action or "")
 
 
 def takes_urls(action: str | None) -> bool:

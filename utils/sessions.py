@@ -179,14 +179,20 @@ class SessionStore:
             raise SessionNotFound(f"session file {p} is not a Sleuth session: {exc}") from exc
 
     def resolve(self, session_id: str) -> Path:
-        """The file of a session id, or of the one session whose id starts with it."""
+        """The file of a session id, or of the one session whose id starts with it, or whose random
+        last part does (`24ffeb` for 20261122-190212-24ffeb7a)."""
         p = self.path(session_id)
-        if not p.is_file():
-            matches = sorted(self.dir.glob(f"{session_id}*.json")) if self.dir.is_dir() else []
-            if len(matches) != 1:
-                raise SessionNotFound(f"no session {session_id!r} in {self.dir}")
-            p = matches[0]
-        return p
+        if p.is_file():
+            return p
+        files = sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []
+        matches = [f for f in files if f.stem.startswith(session_id)]
+        matches = matches or [f for f in files if f.stem.rsplit("-", 1)[-1].startswith(session_id)]
+        if len(matches) > 1:
+            some = ", ".join(f.stem for f in matches[:3]) + (", ..." if len(matches) > 3 else "")
+            raise SessionNotFound(f"{session_id!r} names {len(matches)} sessions ({some}); give more of the id")
+        if not matches:
+            raise SessionNotFound(f"no session {session_id!r} in {self.dir}")
+        return matches[0]
 
     def listing(self, *, limit: int | None = None, grep: str = "") -> Listing:
         """Sessions newest first (at most `limit`, questions holding `grep`), read from the index after

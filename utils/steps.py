@@ -118,20 +118,3 @@ def wiki_search(tools: Tools, tool: str, query: str) -> ToolOutcome:
     error = None if items else "; ".join(f"{e['url']}: {e['message']}" for e in errors)
     return ToolOutcome(bool(items), items, tool if items else None, error, errors)
 
-
-def remember_feedback(tools: Tools, settings: Settings, text: str, asked: dict) -> str | None:
-    """Accepted feedback becomes a `feedback` source in the KB (unless --no-remember); what went
-    wrong, or None. `asked`: the session, its question and the round the feedback is on."""
-    if not (settings.remember and "kb" in settings.tools):
-        return None
-    try:
-        tools.kb().add_document(
-            source=f"feedback:{asked['session_id']}:{asked['round']}",
-            title=f"Feedback on: {asked['query'][:80]}",
-            text=text,
-            source_type="feedback",
-            session_id=asked["session_id"],
-        )
-    except Exception as exc:  # noqa: BLE001 - remembering is a bonus
-        return str(exc)
-    return None

@@ -55,6 +55,23 @@ def global_parser() -> argparse.ArgumentParser:
     return p
 
 
+def accept_global_options(parser: argparse.ArgumentParser) -> None:
+    """Let a command take every global setting it does not use itself (engine, model, tools, data
+    folder, cache, network policy, budgets...), so that an alias such as
+    `alias sleuth='sleuth --engine offline --tools kb'` works with every command. They are parsed
+    (and checked) as everywhere, and left out of this command's --help; options of one command
+    only (`-o`, `--yes`, `-k`) are still refused by the others."""
+    import copy
+
+    mine = _options(parser)
+    for action in global_parser()._actions:  # noqa: SLF001 - argparse has no public view
+        if not action.option_strings or action.dest == "output" or any(s in mine for s in action.option_strings):
+            continue
+        accepted = copy.copy(action)
+        accepted.help = argparse.SUPPRESS
+        parser._add_action(accepted)  # noqa: SLF001
+
+
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {s: a for a in parser._actions for s in a.option_strings}  # noqa: SLF001 - argparse has no public view
 
@@ -122,8 +139,44 @@ class Parser(argparse.ArgumentParser):
         return f"unknown option {name}" + (f"; did you mean {' or '.join(close)}?" if close else "")
 
     def error(self, message: str):
-        err(f"{message} (see: {self.prog} --help)")
+        err(f"{did_you_mean(message)} (see: {self.prog} --help)")
         raise SystemExit(EXIT_USAGE)
+
+
+def did_you_mean(message: str) -> str:
+    """argparse's "invalid choice: 'serach' (choose from 'ingest', 'search', ...)" as one line that
+    names the closest command word."""
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not m:
+        return message
+    given, choices = m.group(1), re.findall(r"'([^']*)'", m.group(2))
+    close = difflib.get_close_matches(given, choices, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown command {given!r}{hint} (commands: {', '.join(choices)})"
+
+
+def mistyped_command(words: list[str], commands) -> str | None:
+    """The command a question's first word is a slip of (`sesions list`, `bacth`), or None: a mistyped
+    command word is refused rather than researched. A slip is one letter missing or extra, or two
+    neighbours swapped, in a command of 4 letters or more (one letter changed is left alone: `match`
+    is a word, not a slip of `batch`). Only for a question given as several words: a quoted
+    question, or `ask`, is taken as it is."""
+    if len(words) < 2 or not words[0].isalpha() or not words[0].islower():
+        return None
+    return next((c for c in commands if len(c) >= 4 and _slip(words[0], c)), None)
+
+
+def _slip(word: str, command: str) -> bool:
+    if word == command or abs(len(word) - len(command)) > 1:
+        return False
+    if len(word) == len(command):
+        diff = [i for i, (a, b) in enumerate(zip(word, command, strict=True)) if a != b]
+        i = diff[0] if len(diff) == 2 and diff[1] == diff[0] + 1 else -1
+        return i >= 0 and (word[i], word[i + 1]) == (command[i + 1], command[i])
+    short, long = sorted((word, command), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
 def positive_int(text: str) -> int:

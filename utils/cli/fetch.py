@@ -19,7 +19,7 @@ PROG = "sleuth fetch"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .args import Parser, invoked_as
+    from .args import Parser, accept_global_options, invoked_as
 
     p = Parser(
         prog=f"{invoked_as()} fetch",
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object per URL per line")
     add_data_args(p)
     add_web_args(p, search=False)
+    accept_global_options(p)  # the global settings of an alias (--engine, --tools...) are taken
     return p
 
 

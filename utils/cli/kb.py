@@ -4,7 +4,7 @@
                                            --sync also removes files gone from those folders
     kb list [--json]                       the documents: source, kind, chunks, when added
     kb remove PATH_OR_URL... [--yes]       remove documents (a folder: everything under it)
-    kb forget --remembered [--older-than 30d]   drop remembered web pages
+    kb forget --remembered [--older-than 30d]   drop remembered web pages (--feedback: stored feedback)
     kb stats [--json]
     kb search "QUERY" [-k N] [--json] [--mode bm25|vector|fused]
     kb search - [--json]                   one query per line from stdin (one JSON line per query)
@@ -28,7 +28,7 @@ from .output import EXIT_USAGE, err, out, out_json
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .args import Parser, positive_int
+    from .args import Parser, accept_global_options, positive_int
 
     common = Parser(add_help=False)
     add_data_args(common)
@@ -36,8 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     p = Parser(prog=f"{invoked_as()} kb", description="Manage Sleuth's knowledge base.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
+    from ..kb.readers import FILE_TYPES
+
+    read = " ".join(sorted(FILE_TYPES))
     ing = sub.add_parser("ingest", parents=[common], help="add files and folders (recursive)")
-    ing.add_argument("paths", nargs="+", metavar="PATH", help="files and folders: documents, man pages, info")
+    ing.add_argument(
+        "paths", nargs="+", metavar="PATH", help=f"files and folders: {read} (each also gzipped), man pages, info"
+    )
     ing.add_argument("--sync", action="store_true", help="also remove files that no longer exist under the folders")
     ing.add_argument("--yes", action="store_true", help="--sync: do not ask before removing more than one")
     ing.add_argument("--follow-links", action="store_true", help="follow symlinks that lead out of the folders given")
@@ -53,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     from .kb_manage import add_parsers
 
     add_parsers(sub, common)
+    for q in sub.choices.values():  # the global settings of an alias (--engine, --tools...) are taken
+        accept_global_options(q)
     return p
 
 
@@ -78,10 +85,12 @@ def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
             console=console,
             transient=True,
         ) as bar:
-            task = bar.add_task("", total=None)
+            task = bar.add_task("opening the knowledge base", total=None)  # until the first file is read
 
             def progress(done: int, total: int, path: str) -> None:
                 name = path if len(path) <= 50 else "..." + path[-47:]
+                if done == total:
+                    name = "writing to the knowledge base"  # the last chunks are embedded and written
                 bar.update(task, completed=done, total=total, description=name)
 
             report = kb.ingest_paths(paths, progress=progress, follow_links=follow_links)
@@ -134,8 +143,8 @@ def _stats(kb, as_json: bool) -> int:
 
 
 def _print_hits(query: str, hits, as_json: bool, many: bool, bm25: dict | None = None) -> None:
-    """The hits, each with its score: in bm25 mode the raw BM25 score that ranked it (the score the
-    research uses is capped at 1 and often is 1 for every hit of a short query)."""
+    """The hits, each with its 0-1 score (the one research uses: the same meaning however many
+    chunks match) and, in bm25 mode, the raw BM25 score that ranked it."""
     bm25 = bm25 or {}
     if as_json:
         rows = [{**h.to_dict(), **({"bm25": round(bm25[h.id], 4)} if h.id in bm25 else {})} for h in hits]
@@ -147,7 +156,7 @@ def _print_hits(query: str, hits, as_json: bool, many: bool, bm25: dict | None =
         out("no hits")
     for h in hits:
         text = " ".join(h.text.split())
-        score = f"bm25 {bm25[h.id]:.2f}" if h.id in bm25 else f"{h.score:.3f}"
+        score = f"{h.score:.3f}" + (f", bm25 {bm25[h.id]:.2f}" if h.id in bm25 else "")
         out(f"{h.rank}. [{score}] {h.title or '(untitled)'} -- {h.source} (chunk {h.chunk})")
         out(f"   {text[:240]}{'...' if len(text) > 240 else ''}")
     if many:
@@ -204,7 +213,8 @@ def main(argv: list[str]) -> int:
         if args.cmd == "remove":
             return kb_manage.remove(kb, args.targets, args.yes)
         if args.cmd == "forget":
-            return kb_manage.forget(kb, args.older_than, args.dry_run, args.yes)
+            kind = "feedback" if args.feedback else "web"
+            return kb_manage.forget(kb, args.older_than, args.dry_run, args.yes, kind)
         if args.cmd == "stats":
             return _stats(kb, args.json)
         if args.cmd == "search":

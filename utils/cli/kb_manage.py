@@ -17,8 +17,10 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     rm = sub.add_parser("remove", parents=[common], help="remove documents by path or URL (a folder: all under it)")
     rm.add_argument("targets", nargs="+", metavar="PATH_OR_URL")
     rm.add_argument("--yes", action="store_true", help="do not ask before removing more than one")
-    fg = sub.add_parser("forget", parents=[common], help="drop remembered web pages")
-    fg.add_argument("--remembered", action="store_true", required=True, help="the web pages read while researching")
+    fg = sub.add_parser("forget", parents=[common], help="drop remembered web pages (or stored feedback)")
+    what = fg.add_mutually_exclusive_group(required=True)
+    what.add_argument("--remembered", action="store_true", help="the web pages read while researching")
+    what.add_argument("--feedback", action="store_true", help="feedback that older versions stored as documents")
     fg.add_argument("--older-than", metavar="AGE", help="only those stored longer ago than this: 30d, 12h, 2w")
     fg.add_argument("--dry-run", action="store_true", help="only say what would be dropped")
     fg.add_argument("--yes", action="store_true", help="do not ask before dropping more than one")
@@ -84,12 +86,14 @@ def remove(kb, targets: list[str], yes: bool) -> int:
     return status or (EXIT_FAILED if unmatched else EXIT_OK)
 
 
-def forget(kb, older_than: str | None, dry_run: bool, yes: bool) -> int:
+def forget(kb, older_than: str | None, dry_run: bool, yes: bool, kind: str = "web") -> int:
+    """Drop the remembered pages (kind "web") or the stored feedback (kind "feedback")."""
     from ..kb.manage import documents
     from ..kb.manage import older_than as stored_before
     from .housekeeping import cutoff, parse_age
 
-    pages = [d for d in documents(kb) if d.kind == "web"]
+    what = "remembered page(s)" if kind == "web" else "stored feedback document(s)"
+    pages = [d for d in documents(kb) if d.kind == kind]
     if older_than:
         try:
             pages = stored_before(pages, cutoff(parse_age(older_than)))
@@ -99,10 +103,10 @@ def forget(kb, older_than: str | None, dry_run: bool, yes: bool) -> int:
     if dry_run:
         for d in pages:
             out(f"would forget {_name(d)}")
-        out(f"would forget {len(pages)} remembered page(s), {sum(d.chunks for d in pages)} chunks")
+        out(f"would forget {len(pages)} {what}, {sum(d.chunks for d in pages)} chunks")
         return EXIT_OK
     if not pages:
-        out("no remembered pages to forget")
+        out(f"no {what} to forget")
         return EXIT_OK
     return remove_documents(kb, pages, yes, verb="forgot")
 

@@ -36,8 +36,12 @@ def make_runtime(settings, ui, feedback=None, store=True):
     from ..runtime import Runtime, Tools
     from ..sessions import SessionStore
 
+    def warn(text: str) -> None:  # -q: no progress, and no line saying which engine auto chose
+        if not (getattr(ui, "quiet", False) and text.startswith("engine: ")):
+            ui.warn(text)
+
     try:
-        engine = make_engine(settings, warn=ui.warn)
+        engine = make_engine(settings, warn=warn)
     except EngineError as exc:
         err(str(exc))
         raise SystemExit(EXIT_USAGE) from exc

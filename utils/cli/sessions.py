@@ -21,7 +21,7 @@ JSON_KEYS = (*COLUMNS, "bytes")  # a listed session: the index's columns and the
 
 def _parser() -> argparse.ArgumentParser:
     from ..config import add_data_args
-    from .args import Parser, invoked_as
+    from .args import Parser, accept_global_options, invoked_as
 
     p = Parser(prog=f"{invoked_as()} sessions", description="List, find, show, export and remove sessions.")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     pp.add_argument("--yes", action="store_true", help="do not ask before deleting more than one")
     for q in (lp, sp, ep, dp, pp):
         add_data_args(q)
+        accept_global_options(q)  # the global settings of an alias (--engine, --tools...) are taken
     return p
 
 

@@ -3,12 +3,13 @@ web passes through `safe_text` first: no terminal escape sequences from a page r
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from typing import Any, TextIO
 
-from ..registry import BY_ACTION, role_of
-from ..research.report import failure_text, unreachable
+from ..registry import BY_ACTION, role_of, title_of
+from ..research.report import failure_text, web_unreachable
 from .output import WRITE_LOCK as _WRITE_LOCK
 from .output import safe_text, short  # noqa: F401 - the UI prints through the same sanitiser
 
@@ -63,18 +64,18 @@ class PlainUI:
         self._line(f"researching: {short(shared['original_query'], 100)}  (session {shared['session_id']})")
 
     def _asked(self, action: str) -> str:
+        """What the step asks, as the user knows it: `web search (SearXNG)`, `knowledge base`."""
         try:
-            return self.asking(action) if self.asking else ""
+            return (self.asking(action) if self.asking else "") or title_of(action)
         except Exception:  # noqa: BLE001 - naming the backend must never stop a step
-            return ""
+            return title_of(action)
 
     def step(self, step: int, budget: int, action: str, query: str) -> None:
-        via = self._asked(action)
-        self._line(f"[{step}/{budget}] {action}{f' ({via})' if via else ''}: {short(query)}")
+        self._line(f"[{step}/{budget}] {self._asked(action)}: {short(query)}")
 
     def offline_hint(self, entry: dict) -> None:
         """Said once a run: the web could not be reached, and what works without it."""
-        if unreachable(entry) and role_of(entry.get("action")) != "kb_search" and not _WEB_UNREACHABLE_SAID.is_set():
+        if web_unreachable(entry) and not _WEB_UNREACHABLE_SAID.is_set():
             _WEB_UNREACHABLE_SAID.set()
             self.warn("the web could not be reached (no network?); to answer from your knowledge base use --tools kb")
 
@@ -87,7 +88,7 @@ class PlainUI:
         if entry.get("fallback_used"):
             msg += " (fallback)"
         if entry.get("remapped_from"):
-            msg += f" (remapped from {entry['remapped_from']})"
+            msg += f" (instead of {title_of(entry['remapped_from'])})"
         self._line(f"{msg} {'in' if entry.get('ok') else 'after'} {took(entry.get('elapsed_ms', 0))}")
 
     def analyzed(self, confidence: float, n_sources: int, n_facts: int, fallback: bool = False) -> None:
@@ -253,8 +254,7 @@ class RichUI(PlainUI):
 
     def step(self, step: int, budget: int, action: str, query: str) -> None:
         self._start()
-        via = self._asked(action)
-        self.st.update(step=step, budget=budget, action=f"asking {via}" if via else action, query=query, tool="")
+        self.st.update(step=step, budget=budget, action=self._asked(action), query=query, tool="")
         if self.live:
             self.live.refresh()
 
@@ -265,7 +265,7 @@ class RichUI(PlainUI):
         ok = entry.get("ok")
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append("\u2713 " if ok else "\u2717 ", style="green" if ok else "red")
-        t.append(f"{entry.get('step')}. {entry.get('action')} ", style="bold")
+        t.append(f"{entry.get('step')}. {title_of(entry.get('action'))} ", style="bold")
         t.append(short(entry.get("query_or_url", ""), 200))
         if ok:
             t.append(f"  {entry.get('results', 0)} via {entry.get('tool_used')}", style="dim")
@@ -275,7 +275,7 @@ class RichUI(PlainUI):
         if entry.get("fallback_used"):
             notes.append("fallback")
         if entry.get("remapped_from"):
-            notes.append(f"remapped from {entry['remapped_from']}")
+            notes.append(f"instead of {title_of(entry['remapped_from'])}")
         self.st["tool"] = f"tool: {entry.get('tool_used') or 'none'}" + (f" ({', '.join(notes)})" if notes else "")
         if notes:
             t.append(f" ({', '.join(notes)})", style="yellow")
@@ -325,20 +325,19 @@ class RichUI(PlainUI):
 
 
 def asked_by(tools):
-    """What a step asks, named for the user: the search backend tried first for a web search
-    (SearXNG when it is set, not the action's name), the knowledge base, or the crawler."""
+    """What a step asks, named for the user: `web search (SearXNG)` or `Google (Gemini grounding)`
+    (the backend tried first), `knowledge base`, `read page`, `wiki`; never the action's name."""
 
     def name(action: str) -> str:
-        role = role_of(action)
-        if role == "kb_search":
-            return "knowledge base"
-        if role == "crawl":
-            return "crawler"
-        if role == "web_search":
-            client = tools.search()
-            chain = client.preferred(BY_ACTION[action].tool)
-            return client.backends[chain[0]].label if chain else ""
-        return ""
+        title = title_of(action)
+        if role_of(action) != "web_search":
+            return title
+        client = tools.search()
+        chain = client.preferred(BY_ACTION[action].tool)
+        label = client.backends[chain[0]].label if chain else ""
+        if title == "Google":  # "Google Search (Gemini grounding)" -> "Google (Gemini grounding)"
+            label = re.sub(r"^Google(?: Search)?\s*", "", label).strip("() ")
+        return f"{title} ({label})" if label else title
 
     return name
 

@@ -9,9 +9,11 @@ then a few array operations (timings: bench/kb.py, docs/measurements.md). Same r
 (equal scores by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
 
 `BM25.rank` chooses: an instance's first search goes to FTS5 (no numpy import for a one-off
-`kb search`), later ones to memory. Scores are normalised to [0, 1]: raw BM25 divided by the BM25
-an ideal chunk would get (every query term once in the text of an average-length chunk: the sum of
-the query terms' IDF), capped at 1.
+`kb search`), later ones to memory. Scores are normalised to [0, 1] (`share`): raw BM25 as a share
+of the BM25 an ideal chunk would get (every query term once in the text of an average-length chunk:
+the sum of the query terms' IDF), kept as it is up to 0.5 and bent towards 1 above, never reaching
+it. So a score means the same however many chunks match: an ideal chunk is 0.82, one with every term
+twice over 0.97; a cap at 1 made every good hit of a short query 1.000 alike.
 """
 
 from __future__ import annotations
@@ -26,6 +28,20 @@ if TYPE_CHECKING:
     import numpy as np
 
 TITLE_WEIGHT = 2.0  # BM25 column weight of the title relative to the text
+
+
+SHARE_KNEE = 0.5  # below this share of an ideal chunk's BM25 the score is the share itself
+
+
+def share(raw: float, ideal: float) -> float:
+    """A raw BM25 as a 0-1 score: its share r of an ideal chunk's, as it is up to SHARE_KNEE, then
+    1 - (1 - knee) * exp(-(r - knee) / (1 - knee)) (smooth, rising, below 1): never capped."""
+    if ideal <= 0 or raw <= 0:
+        return 0.0
+    r = raw / ideal
+    if r <= SHARE_KNEE:
+        return r
+    return 1.0 - (1.0 - SHARE_KNEE) * math.exp(-(r - SHARE_KNEE) / (1.0 - SHARE_KNEE))
 
 
 def term_idf(n_docs: int, df: int) -> float:
@@ -327,7 +343,7 @@ class BM25:
             ideal = fts5_ideal(db, terms, self._n_docs(db))
         else:
             rows, ideal = got
-        return [(rid, min(1.0, s / ideal) if ideal > 0 else 0.0) for rid, s in rows]
+        return [(rid, share(s, ideal)) for rid, s in rows]
 
     def _n_docs(self, db: sqlite3.Connection) -> int:
         generation = _generation(db)

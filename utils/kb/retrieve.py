@@ -123,7 +123,7 @@ def search(kb: KnowledgeBase, query: str, k: int = 5, mode: str | None = None) -
     seen: set[str] = set()  # content hashes: identical texts are shown once
     for rid, score in ranked:
         r = rows.get(rid)
-        if r is None or r[6] in seen:
+        if r is None or r[6] in seen or r[8] == "feedback":  # feedback stored by old versions: not knowledge
             continue
         seen.add(r[6])
         hits.append(Hit.from_row(len(hits) + 1, score, r))

@@ -24,7 +24,7 @@ query time and loads chromadb. Plain BM25 in embedded mode needs only SQLite (ch
 imported); it is FTS5's bm25() formula, computed in memory (utils/kb/bm25.py: same rows and scores).
 
 Scores are in [0, 1], higher is better. bm25: raw BM25 over an ideal chunk's (the query terms' IDF
-summed: 1.0 = all its distinctive words are there), capped at 1; vector: cosine similarity clipped at
+summed), bent below 1 rather than capped (bm25.share); vector: cosine similarity clipped at
 0; fused: the RRF sum over its maximum (rank 1 in both lists).
 """
 

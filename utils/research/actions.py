@@ -5,15 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..registry import BY_ACTION, HITL, TOOLS, takes_urls
+from ..registry import BY_ACTION, HITL, TOOLS, role_of, takes_urls, title_of
 from .loopdata import Choice, Stop, StopReason
 from .loopguard import split_urls
+from .report import web_unreachable
 
 
 def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     """Tools the Decision may choose now: asked for with --tools, configured, and not empty."""
     s = settings
     return [t.action for t in TOOLS if t.tool in s.tools and t.available(s, kb_available)] + [HITL]
+
+
+def reachable(actions: list[str], history: Sequence[dict]) -> list[str]:
+    """The actions worth offering after `history` (this round's steps): once a web search found the
+    web unreachable, no tool that needs the web (search, wiki, crawl) is tried again this round."""
+    if not any(web_unreachable(h) for h in history):
+        return actions
+    return [a for a in actions if role_of(a) not in ("web_search", "wiki_search", "crawl")]
 
 
 def remap_decision(decision: Choice, actions: Sequence[str], query: str) -> Choice:
@@ -42,5 +51,5 @@ def handed_over(decided: Choice, choice: Choice) -> Stop | None:
     if choice.action != HITL:
         return None
     if choice.remapped_from:
-        return StopReason.NO_TOOLS, f"{choice.remapped_from} is not available and nothing can replace it"
+        return StopReason.NO_TOOLS, f"{title_of(choice.remapped_from)} is not available and nothing can replace it"
     return decided.stop_reason or StopReason.DECIDED, choice.reasoning or "engine chose to stop"

@@ -8,10 +8,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..registry import role_of, title_of
 from .loopdata import StopReason
 from .numbering import renumber, report_order
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
+_TAG_LIKE = re.compile(r"<(?=[A-Za-z/!?])")  # what a Markdown renderer would take for an HTML tag
 _CITE_ANY = re.compile(r"\[(\d{1,3})\??\]")  # [n], or [n?] when the citation failed its check
 
 STOP_TEXT: dict[str, str] = {
@@ -27,6 +29,20 @@ STOP_TEXT: dict[str, str] = {
     StopReason.TIME_LIMIT: "time limit reached",
     StopReason.INTERRUPTED: "interrupted",
 }
+
+
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)  # `code`: shown as it is, escapes and all
+
+
+def as_text(text: str) -> str:
+    """Text from a source or a person, written into the Markdown report so that it shows as typed:
+    `<pathspec>` would be an HTML tag to a Markdown renderer (and vanish), so its `<` is escaped
+    (outside code spans, where a renderer shows everything as it is)."""
+    text, out, at = text or "", [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [_TAG_LIKE.sub(r"\\<", text[at : m.start()]), m.group(0)]
+        at = m.end()
+    return "".join([*out, _TAG_LIKE.sub(r"\\<", text[at:])])
 
 
 def clean_citations(answer: str, valid: set[int]) -> str:
@@ -52,6 +68,23 @@ def unreachable(entry: dict) -> list[str]:
     return list(dict.fromkeys(str(e.get("backend") or e.get("url") or "?") for e in errors))
 
 
+def tool_failed(entry: dict) -> bool:
+    """The step's tool failed (could not be reached, refused, broke), as against working and finding
+    nothing (a search with no results, no matching passages)."""
+    if entry.get("ok"):
+        return False
+    errors = entry.get("errors") or []
+    if errors:
+        return not all(e.get("kind") == "no_results" for e in errors)
+    return entry.get("error") != "no matching passages"
+
+
+def web_unreachable(entry: dict) -> bool:
+    """A web or wiki search that could reach none of its backends over the network: the web is
+    down for this run (said once; research/actions.reachable then offers no web tool)."""
+    return role_of(entry.get("action")) in ("web_search", "wiki_search") and bool(unreachable(entry))
+
+
 def failure_text(entry: dict) -> str:
     """Why a step failed, in one readable line (a network failure names what could not be reached)."""
     names = unreachable(entry)
@@ -74,7 +107,7 @@ def journey_lines(shared: Mapping[str, Any]) -> list[str]:
             outcome = f"failed: {failure_text(h)}"
         notes = []
         if h.get("remapped_from"):
-            notes.append(f"asked for {h['remapped_from']}, not available")
+            notes.append(f"asked for {title_of(h['remapped_from'])}, not available")
         if h.get("fallback_used"):
             notes.append("fallback backend used")
         if h.get("ok") and h.get("errors"):
@@ -84,11 +117,14 @@ def journey_lines(shared: Mapping[str, Any]) -> list[str]:
                 if e.get("kind") != "remember"
             ]
         extra = f" ({'; '.join(notes)})" if notes else ""
-        lines.append(f"{h.get('step')}. `{h.get('action')}` \u201c{q}\u201d \u2192 {outcome}{extra}")
+        lines.append(f"{h.get('step')}. {title_of(h.get('action'))} \u201c{as_text(q)}\u201d \u2192 {outcome}{extra}")
         if h.get("step") in fb_after:  # as typed; what it rejected by name, as [n] is not this report's
             f = fb_after[h["step"]]
             dropped = "; ".join(str(title.get(n)) for n in f.get("rejected") or [])
-            lines.append(f"   - feedback: \u201c{f['text']}\u201d" + (f" (dropped: {dropped})" if dropped else ""))
+            lines.append(
+                f"   - feedback: \u201c{as_text(f['text'])}\u201d"
+                + (f" (dropped: {as_text(dropped)})" if dropped else "")
+            )
     return lines
 
 
@@ -98,7 +134,7 @@ def quote_lines(citations: dict, n: int, shown_as: int) -> list[str]:
     checks = [c for c in citations.get("checks", []) if c.get("n") == n]
     good = [c for c in checks if c.get("supported") and c.get("quote")]
     if good:
-        return [f"  > \u201c{good[0]['quote']}\u201d"]
+        return [f"  > \u201c{as_text(good[0]['quote'])}\u201d"]
     if checks and not any(c.get("supported") for c in checks):
         return [f"  > (no passage of this source supports the claim cited to it: marked [{shown_as}?])"]
     return []
@@ -133,6 +169,9 @@ def numbering(shared: Mapping[str, Any], answer: str) -> dict:
 
 
 def build_report(shared: Mapping[str, Any], answer: str) -> str:
+    """The report in Markdown: the answer, the journey, the Key sources (what the answer cites, each
+    with the passage that bears it out) and, shorter, the sources read but not cited. Text from
+    sources shows as text (as_text)."""
     sources = {s.n: s for s in shared.get("sources", [])}
     answer = clean_citations(answer, set(sources))
     used = set(cited(answer))
@@ -140,27 +179,49 @@ def build_report(shared: Mapping[str, Any], answer: str) -> str:
     order, listed = numbers["order"], numbers["order"][: numbers["listed"]]
     reason = shared.get("stop_reason") or ""
     parts = [
-        f"# {shared.get('original_query', '').strip()}",
+        f"# {as_text(shared.get('original_query', '').strip())}",
         "",
         "## Answer",
         "",
-        renumber(answer, order).strip(),
+        as_text(renumber(answer, order).strip()),
         "",
         f"*Confidence {shared.get('confidence_score', 0.0):.2f} · stopped: {STOP_TEXT.get(reason, reason)}"
-        f" · {shared.get('iteration_count', 0)} step(s) · engine {shared.get('engine', '?')}{cost_note(shared)}*",
+        f" · {shared.get('iteration_count', 0)} step(s) · {engine_note(shared)}*",
         "",
         "## Research journey",
         "",
     ]
     parts += journey_lines(shared) or ["(no research steps)"]
     parts += ["", "## Key sources", ""]
-    if not listed:
-        parts.append("(none)")
-    for r, n in enumerate(listed, 1):  # numbered 1..k: cited first, in order of first citation
+    key = [(r, n) for r, n in enumerate(listed, 1) if n in used]  # cited first, in order of first citation
+    read = [(r, n) for r, n in enumerate(listed, 1) if n not in used]
+    if not key:
+        parts.append("(none: the answer cites no source)")
+    for r, n in key:
         s = sources[n]
-        where = s.url
-        kind = "knowledge base" if s.kind == "internal" else s.tool or "web"
-        parts.append(f"- [{r}] {s.title or where} \u2014 {where} ({kind})")
-        if n in used:
-            parts += quote_lines(shared.get("citations") or {}, n, r)
+        parts.append(f"- [{r}] {as_text(s.title or s.url)} \u2014 {s.url} ({_kind(s)})")
+        parts += quote_lines(shared.get("citations") or {}, n, r)
+    if read:
+        parts += ["", "## Also read, not cited", ""]
+        for r, n in read:  # one line each: no quote, as the answer does not rest on them
+            parts.append(
+                f"- [{r}] {as_text(sources[n].title or sources[n].url)} \u2014 {sources[n].url} ({_kind(sources[n])})"
+            )
     return "\n".join(parts).rstrip() + "\n"
+
+
+def _kind(s) -> str:
+    return "knowledge base" if s.kind == "internal" else s.tool or "web"
+
+
+def engine_note(shared: dict) -> str:
+    """The footer's engine, model and cost; when the LLM failed and the offline engine answered in
+    its place, says so: at every step ("failed at every step"), or at how many."""
+    name = shared.get("engine", "?")
+    falls = len(shared.get("llm_fallbacks") or [])
+    if not falls or name == "offline":
+        return f"engine {name}{cost_note(shared)}"
+    if not (shared.get("token_usage") or {}).get("calls"):
+        model = f" ({shared['model']})" if shared.get("model") else ""
+        return f"engine {name}{model} failed at every step: fell back to the offline engine"
+    return f"engine {name}{cost_note(shared)} · the offline engine answered {falls} of its steps (fell back)"
