@@ -117,4 +117,3 @@ def wiki_search(tools: Tools, tool: str, query: str) -> ToolOutcome:
     errors = [{"url": title, "kind": "wiki", "message": why} for title, why in problems]
     error = None if items else "; ".join(f"{e['url']}: {e['message']}" for e in errors)
     return ToolOutcome(bool(items), items, tool if items else None, error, errors)
-
