@@ -410,14 +410,14 @@ def resume(
     return _run(rt, shared, start, run_flow)
 
 
-def start_resumed(rt, shared: dict, settings) -> None:
+def start_resumed(rt, shared: Shared, settings) -> None:
     """A session about to be resumed records the engine and the settings it now runs with (as
     resolved, before a damaged knowledge base is left out for this run only)."""
     shared["engine"] = rt.engine.name
     shared["settings"] = settings.public_dict()
 
 
-def resume_start(shared: dict) -> str:
+def resume_start(shared: Shared) -> str:
     """Where a resumed session starts: a run cut short (Ctrl-C, crash) goes on researching
     ("decision"); a finished one reopens at the feedback step ("feedback")."""
     return "decision" if shared.get("status") in ("running", "reporting", "interrupted") else "feedback"

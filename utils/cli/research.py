@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .args import invoked_as, mistyped_command
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err, interrupted_status, out_json
@@ -183,7 +184,7 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
     return EXIT_OK
 
 
-def every_tool_failed(shared: dict) -> bool:
+def every_tool_failed(shared: Mapping[str, Any]) -> bool:
     """The run took tool steps and the tool of every one failed (no network, every backend down): not
     a run whose tools worked and found nothing, nor one the time limit cut short."""
     from ..research.report import tool_failed

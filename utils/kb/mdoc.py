@@ -101,7 +101,7 @@ def _run(tokens: list[str], i: int, end: int, line: _Line) -> None:
             continue
         if tok in _ENCLOSE:
             stop = _trailing_punct(tokens, i, end)
-            a, b = _ENCLOSE[tok]
+            a, b = _ENCLOSE[tok][0], _ENCLOSE[tok][1]
             line.word(a, literal=True)
             line.glue()
             _run(tokens, i, stop, line)
@@ -195,7 +195,8 @@ def _run(tokens: list[str], i: int, end: int, line: _Line) -> None:
 
 
 def _split_cells(tokens: list[str], strings: dict[str, str]) -> list[str]:
-    cells, cur = [], []
+    cells: list[list[str]] = []
+    cur: list[str] = []
     for t in tokens:
         if t == "Ta" or t == "\t":
             cells.append(cur)

@@ -3,7 +3,8 @@ round stops (the reasons: loopdata.StopReason)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..registry import BY_ACTION, HITL, TOOLS, role_of, takes_urls, title_of
 from .loopdata import Choice, Stop, StopReason
@@ -17,7 +18,7 @@ def offered_actions(settings, kb_available: Callable[[], bool]) -> list[str]:
     return [t.action for t in TOOLS if t.tool in s.tools and t.available(s, kb_available)] + [HITL]
 
 
-def reachable(actions: list[str], history: Sequence[dict]) -> list[str]:
+def reachable(actions: list[str], history: Sequence[Mapping[str, Any]]) -> list[str]:
     """The actions worth offering after `history` (this round's steps): once a web search found the
     web unreachable, no tool that needs the web (search, wiki, crawl) is tried again this round."""
     if not any(web_unreachable(h) for h in history):

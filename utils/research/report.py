@@ -60,7 +60,7 @@ def cited(answer: str) -> list[int]:
     return out
 
 
-def unreachable(entry: dict) -> list[str]:
+def unreachable(entry: Mapping[str, Any]) -> list[str]:
     """The backends a failed step could not reach over the network (empty when it failed otherwise)."""
     errors = entry.get("errors") or []
     if entry.get("ok") or not errors or any(e.get("kind") != "network" for e in errors):
@@ -79,7 +79,7 @@ def tool_failed(entry: dict) -> bool:
     return entry.get("error") != "no matching passages"
 
 
-def web_unreachable(entry: dict) -> bool:
+def web_unreachable(entry: Mapping[str, Any]) -> bool:
     """A web or wiki search that could reach none of its backends over the network: the web is
     down for this run (said once; research/actions.reachable then offers no web tool)."""
     return role_of(entry.get("action")) in ("web_search", "wiki_search") and bool(unreachable(entry))
@@ -214,7 +214,7 @@ def _kind(s) -> str:
     return "knowledge base" if s.kind == "internal" else s.tool or "web"
 
 
-def engine_note(shared: dict) -> str:
+def engine_note(shared: Mapping[str, Any]) -> str:
     """The footer's engine, model and cost; when the LLM failed and the offline engine answered in
     its place, says so: at every step ("failed at every step"), or at how many."""
     name = shared.get("engine", "?")

@@ -90,7 +90,7 @@ def clean_pages(pages: list[str]) -> str:
     """The pages' text without running headers and footers or line-end hyphens, pages a blank line apart."""
     split = [_SOFT_HYPHEN.sub("", p).replace("\r\n", "\n").replace("\r", "\n").split("\n") for p in pages]
     split = [[ln.rstrip() for ln in lines] for lines in split]
-    edges = Counter()
+    edges: Counter[str] = Counter()
     for lines in split:
         body = [ln for ln in lines if ln.strip()]
         edges.update({_key(ln) for ln in body[:_EDGE_LINES] + body[-_EDGE_LINES:]})
