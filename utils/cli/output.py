@@ -87,8 +87,11 @@ def out(text: str = "", *, end: str = "\n", stream: TextIO | None = None, flush:
 
 def json_text(obj, indent: int | None = None) -> str:
     """JSON that is safe on a terminal: json escapes C0 controls; C1 controls and bidi overrides,
-    which it leaves raw, are escaped too (they can only occur inside strings, so this stays JSON)."""
-    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    which it leaves raw, are escaped too (they can only occur inside strings, so this stays JSON).
+    Bytes that were not UTF-8 (read as lone surrogates) become U+FFFD, so the output is UTF-8."""
+    from ..text import valid_text
+
+    text = valid_text(json.dumps(obj, ensure_ascii=False, indent=indent))
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
