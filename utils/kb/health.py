@@ -218,6 +218,15 @@ def client(kb):
         return sync.make_client(kb.chroma_url, kb.path / "chroma")
 
 
+def vector_count(kb) -> int | None:
+    """The vectors `kb` holds, or None when its Chroma store cannot open for lack of room (Chroma
+    writes as it opens): `kb stats` on a full disk still reads the lexical side."""
+    try:
+        return kb._open().count()
+    except KBNoRoom:
+        return None
+
+
 def set_aside(kb) -> list[Path]:
     """Move the KB's damaged files aside (`NAME.damaged-<time>`); returns where they went."""
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -146,16 +146,7 @@ class KnowledgeBase:
     def quick_count(path: Path, *, chroma_url: str = "", collection: str = "sleuth") -> int:
         """Chunks in the KB at `path`, read from the lexical SQLite file (no chromadb import); 0 if none."""
         f = KnowledgeBase.lexical_path(path, chroma_url=chroma_url, collection=collection)
-        if not f.is_file():
-            return 0
-        try:
-            con = sqlite3.connect(f"{f.as_uri()}?mode=ro", uri=True, timeout=5)
-            try:
-                return sync.count_chunks(con)
-            finally:
-                con.close()
-        except sqlite3.Error:
-            return 0
+        return sync.quick_count(f) if f.is_file() else 0
 
     # ---- opening ----------------------------------------------------------------------------
 
@@ -491,7 +482,7 @@ class KnowledgeBase:
             return sync.count_chunks(self._conn())
 
     def stats(self) -> dict:
-        col = self._open()
+        vectors = health.vector_count(self)  # None: a full disk keeps Chroma from opening
         with self._lock:
             db = self._conn()
             chunks = sync.count_chunks(db)
@@ -501,13 +492,12 @@ class KnowledgeBase:
             ):
                 by_type[st] = {"sources": n_src, "chunks": int(n_ch or 0)}
             sources = db.execute("SELECT count(*) FROM sources").fetchone()[0]
-        vectors = col.count()
         return {
             "chunks": chunks,
             "sources": sources,
             "by_source_type": by_type,
             "vectors": vectors,
-            "in_sync": vectors == chunks,
+            "in_sync": vectors in (None, chunks),
             "embedding": self.embedding,
             "store": self.store,
             "lexical_index": str(self.lexical_file),

@@ -116,6 +116,19 @@ def read_only(file: Path) -> ReadOnly | None:
     return None
 
 
+def quick_count(file: Path) -> int:
+    """Chunks in the lexical file, read without writing anything (a full disk too); 0 if unreadable."""
+    con = read_only(file)
+    if con is None:
+        return 0
+    try:
+        return count_chunks(con)
+    except sqlite3.Error:
+        return 0
+    finally:
+        con.close()
+
+
 def get_meta(db: sqlite3.Connection, key: str) -> str | None:
     row = db.execute("SELECT value FROM kb_meta WHERE key=?", (key,)).fetchone()
     return row[0] if row else None
