@@ -16,6 +16,7 @@ from pocketflow import Node
 from .utils.deadline import call_within
 from .utils.engine.base import EngineResult
 from .utils.errors import TimeLimitExceeded
+from .utils.interrupt import interrupted
 from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import offered_actions, remap_decision
 from .utils.research.feedback import engine_text, rejected_sources
@@ -35,8 +36,8 @@ class SleuthNode(Node):
         self.rt = rt
 
     def _run(self, shared):
-        if self.rt.cancel.is_set():
-            raise KeyboardInterrupt  # another thread saw Ctrl-C (batch mode): stop at this step boundary
+        if self.rt.cancel.is_set() or interrupted():
+            raise KeyboardInterrupt  # Ctrl-C seen by another thread (batch) or swallowed mid-step: stop here
         action = super()._run(shared)
         self.rt.checkpoint(shared)
         return action

@@ -29,6 +29,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 WRITE_LOCK = threading.Lock()  # one for every writer: batch jobs must not interleave their lines
 
 
+def on_sigint(signum, frame) -> None:
+    """The SIGINT handler main.py installs: Ctrl-C is remembered (utils/interrupt.py: a run then stops
+    at its next step even if this KeyboardInterrupt is swallowed mid-step), then raised."""
+    from ..interrupt import remember
+
+    remember()
+    raise KeyboardInterrupt
+
+
 def on_sigterm(signum, frame) -> None:
     """The SIGTERM handler main.py installs: a KeyboardInterrupt (Terminated) in the main thread."""
     from ..errors import Terminated
