@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -87,6 +88,10 @@ def main(argv: list[str], run_flow, commands=None, version: str = "") -> int:
             "(README: MCP server). Ctrl-C ends it."
         )
     server = build_server(base, settings, run_flow, folders, version)
+    if threading.current_thread() is threading.main_thread():
+        # Python's own Ctrl-C handler, which asyncio's runner replaces with one that cancels the server
+        # cleanly (main.py's, raising wherever the loop happens to be, makes the SDK log a traceback)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     anyio.run(serve, server._lowlevel_server, tty)  # the SDK's own run_stdio_async does the same
     return EXIT_OK
 
