@@ -63,9 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     extra = {"run_flow": _run_flow, "commands": COMMANDS} if command.flow else {}
     if command.flow:
         extra["version"] = getattr(sys.modules.get(__package__), "__version__", "unknown")
-    from .utils.cli.output import on_sigterm
+    from .utils.cli.output import on_sigint, on_sigterm
 
     try:
+        signal.signal(signal.SIGINT, on_sigint)  # Ctrl-C, remembered: never lost in a finaliser
         signal.signal(signal.SIGTERM, on_sigterm)  # SIGTERM takes the Ctrl-C path
     except ValueError:  # not the main thread (main() called from a test's thread): leave the default
         pass

@@ -17,6 +17,7 @@ from .utils import steps
 from .utils.deadline import call_within
 from .utils.engine.protocol import Answer, EngineContext, EngineResult
 from .utils.errors import TimeLimitExceeded
+from .utils.interrupt import interrupted
 from .utils.registry import CRAWL, HITL, ToolSpec
 from .utils.research.actions import handed_over, offered_actions, reachable, remap_decision
 from .utils.research.citations import VerifiedReport, verified_report
@@ -47,8 +48,8 @@ class SleuthNode(Node):
         self.rt = rt
 
     def _run(self, shared: Shared) -> str:
-        if self.rt.cancel.is_set():
-            raise KeyboardInterrupt  # another thread saw Ctrl-C (batch mode): stop at this step boundary
+        if self.rt.cancel.is_set() or interrupted():
+            raise KeyboardInterrupt  # Ctrl-C seen by another thread (batch) or swallowed mid-step: stop here
         action = super()._run(shared)
         self.rt.checkpoint(shared)
         return action

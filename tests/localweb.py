@@ -63,6 +63,7 @@ class LocalWeb:
         self.pages = read_pages(self.root)
         self.index = PageIndex(self.pages)
         self.searches: list[str] = []
+        self.before_page = None  # called before each page is served (a test may hold the page there)
         self._stop = threading.Event()
         web = self
 
@@ -83,6 +84,8 @@ class LocalWeb:
                     return self._send(200, b"User-agent: *\nAllow: /\n", "text/plain")
                 f = (web.root / path.lstrip("/")).resolve()
                 if web.root.resolve() in f.parents and f.is_file():
+                    if web.before_page:
+                        web.before_page()
                     if web.page_delay:
                         web._stop.wait(web.page_delay)
                     return self._send(200, f.read_bytes())

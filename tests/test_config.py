@@ -60,9 +60,9 @@ def test_bad_values_give_clear_errors(argv, message, tmp_path, monkeypatch):
     "var, value, message",
     [
         ("SLEUTH_EMBEDDING", "bogus", "unknown embedding 'bogus'"),
-        ("SLEUTH_TIME_LIMIT", "nan", "--time-limit is not a number"),
-        ("SLEUTH_CACHE_TTL", "NaN", "--cache-ttl is not a number"),
-        ("SLEUTH_CONFIDENCE", "nan", "--confidence is not a number"),
+        ("SLEUTH_TIME_LIMIT", "nan", "SLEUTH_TIME_LIMIT=nan is not a number"),
+        ("SLEUTH_CACHE_TTL", "NaN", "SLEUTH_CACHE_TTL=NaN is not a number"),
+        ("SLEUTH_CONFIDENCE", "nan", "SLEUTH_CONFIDENCE=nan is not a number"),
     ],
 )
 def test_bad_environment_values_give_clear_errors(var, value, message, tmp_path, monkeypatch):

@@ -1,6 +1,7 @@
 """Garbage written over a knowledge base file: each KB command says which file is damaged and how to
 rebuild (`kb reset --yes`, then ingest again) on one line, status 2; research goes on without the KB
-and says so; the reset sets the damaged file aside and the KB works again."""
+(with its lexical index alone when only the vectors are damaged) and says so; the reset sets the
+damaged file aside and the KB works again."""
 
 from __future__ import annotations
 
@@ -50,10 +51,18 @@ def test_a_damaged_kb_file_is_named_with_the_way_to_rebuild(cli, tmp_path, notes
     assert research.returncode == 1, research.stderr  # researched without the KB; no network: every tool failed
     assert json.loads(research.stdout)["answer"] and "Traceback" not in research.stderr
     said = [line for line in research.stderr.splitlines() if "damaged" in line]
-    assert len(said) == 1 and file in said[0] and "without the knowledge base" in said[0]
-
-    only_kb = cli("--tools", "kb", "Where do okapis live?", data_dir=data)  # no tool left: said why, status 2
-    assert only_kb.returncode == EXIT_USAGE and file in only_kb.stderr and "damaged" in only_kb.stderr
+    if which == "lexical":
+        assert len(said) == 1 and file in said[0] and "without the knowledge base" in said[0]
+        only_kb = cli("--tools", "kb", "Where do okapis live?", data_dir=data)  # no tool left: said why, status 2
+        assert only_kb.returncode == EXIT_USAGE and file in only_kb.stderr and "damaged" in only_kb.stderr
+    else:  # the vectors alone: research answers from the lexical index, as kb search does, and says so
+        assert len(said) == 1 and file in said[0] and "vectors are unavailable" in said[0]
+        assert cli("kb", "search", "okapi", data_dir=data).returncode == 0
+        only_kb = cli("--json", "--tools", "kb", "Where do okapis live?", data_dir=data)
+        assert only_kb.returncode == 0, only_kb.stderr
+        answer = json.loads(only_kb.stdout)
+        assert "Ituri" in answer["answer"] and answer["sources"][0]["url"].endswith("okapi.md")
+        assert "vectors are unavailable" in only_kb.stderr
 
     reset = cli("kb", "reset", "--yes", data_dir=data)
     assert reset.returncode == 0, reset.stderr

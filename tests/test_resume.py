@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -39,6 +40,13 @@ def wait_for_progress(tmp_path, proc, steps=2, timeout=60.0):
     pytest.fail("the run made no progress")
 
 
+def steps_saved(tmp_path) -> int:
+    """The most steps any saved session has taken (0 before the first save)."""
+    sessions = tmp_path / "data" / "sessions"
+    files = sessions.glob("*.json") if sessions.is_dir() else []
+    return max((json.loads(f.read_text())["iteration_count"] for f in files), default=0)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killed_run_resumes(tmp_path, slow_web, sig):
     env = env_for(tmp_path, slow_web)
@@ -50,8 +58,18 @@ def test_killed_run_resumes(tmp_path, slow_web, sig):
         stderr=subprocess.PIPE,
         text=True,
     )
+    held, release = threading.Event(), threading.Event()
+
+    def hold_after_two_steps():  # a page asked for after step 2 waits: the run cannot end before the signal
+        if steps_saved(tmp_path) >= 2:
+            held.set()
+            release.wait(60)
+
+    slow_web.before_page = hold_after_two_steps
     sid = wait_for_progress(tmp_path, proc)
+    assert held.wait(60), "no step after the second asked for a page"
     proc.send_signal(sig)
+    release.set()
     out, err = proc.communicate(timeout=60)
     saved = json.loads((tmp_path / "data" / "sessions" / f"{sid}.json").read_text())
     if sig == signal.SIGINT:

@@ -294,8 +294,9 @@ class QuietUI:
 
 
 def kb_damage(settings):
-    """The KBDamaged error for the embedded knowledge base's first damaged file, or None."""
-    if "kb" not in settings.tools or settings.chroma_url:
+    """Why research cannot use the knowledge base (a damaged lexical file, a Chroma server that
+    cannot be reached: kb/health.py), as the error to show, or None."""
+    if "kb" not in settings.tools:
         return None
     from .kb.health import problem
     from .kb.store import KnowledgeBase
@@ -304,13 +305,29 @@ def kb_damage(settings):
 
 
 def without_damaged_kb(settings, ui):
-    """The settings to research with: a knowledge base with a damaged file is left out (neither
-    searched nor written), and the run says so once, naming the file and how to rebuild it."""
+    """The settings to research with: a knowledge base that cannot be used is left out (neither
+    searched nor written), and the run says so once, naming the file or server and the way out.
+    Damaged vectors alone: searched by its words, not written, and said."""
     damage = kb_damage(settings)
     if damage is None:
-        return settings
+        return _without_damaged_vectors(settings, ui)
     ui.warn(f"{damage}; researching without the knowledge base")
     return without_kb(settings)
+
+
+def _without_damaged_vectors(settings, ui):
+    from dataclasses import replace
+
+    from .kb.health import vectors_problem
+    from .kb.store import KnowledgeBase
+
+    if "kb" not in settings.tools or settings.chroma_url:
+        return settings
+    damage = vectors_problem(KnowledgeBase.for_settings(settings))
+    if damage is None:
+        return settings
+    ui.warn(f"{damage}; the vectors are unavailable: searching the knowledge base by its words alone")
+    return replace(settings, remember=False)
 
 
 def without_kb(settings):

@@ -154,7 +154,9 @@ def parse_price(value: str) -> tuple[float, float]:
     try:
         a, b = (float(x) for x in value.split(","))
     except ValueError as exc:
-        raise ValueError(f"bad price {value!r}: give input,output USD per million tokens, e.g. 0.2,0.8") from exc
+        raise ValueError(
+            f"SLEUTH_PRICE={value!r} is not a price: give input,output USD per million tokens, e.g. 0.2,0.8"
+        ) from exc
     if a < 0 or b < 0:
         raise ValueError("a price cannot be negative")
     return a, b
@@ -278,15 +280,30 @@ def ensure_data_dir(path: Path) -> Path:
     return path
 
 
+def read_dotenv(path: str) -> dict:
+    """The settings a `.env` file holds; one that cannot be read is a usage error naming it."""
+    from dotenv import dotenv_values
+
+    where = Path(path).absolute()
+    try:
+        return {k: v for k, v in dotenv_values(path, encoding="utf-8").items() if v is not None}
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"cannot read the settings file {where}: byte {exc.start + 1} is not UTF-8; "
+            "save it as UTF-8 (or move it out of this folder)"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"cannot read the settings file {where}: {exc.strerror or exc}") from None
+
+
 def load_settings(
     args: argparse.Namespace | None = None, env: dict | None = None, dotenv_path: str | None = ".env"
 ) -> Settings:
     """Resolve settings: flags > environment > .env file in the working directory > defaults."""
+    file_vals: dict = {}
     if env is None:
         if dotenv_path and Path(dotenv_path).is_file():
-            from dotenv import dotenv_values
-
-            file_vals = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
+            file_vals = read_dotenv(dotenv_path)
             env = {**file_vals, **os.environ}
         else:
             env = dict(os.environ)
@@ -329,23 +346,33 @@ def load_settings(
     s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "hash")
     if s.embedding not in EMBEDDINGS:
         raise ValueError(f"unknown embedding {s.embedding!r} (SLEUTH_EMBEDDING); choose from {', '.join(EMBEDDINGS)}")
-    try:
-        s.confidence = float(pick("confidence", "SLEUTH_CONFIDENCE", s.confidence))
-        s.max_iterations = int(pick("max_iterations", "SLEUTH_MAX_ITERATIONS", s.max_iterations))
-        s.time_limit = float(pick("time_limit", "SLEUTH_TIME_LIMIT", s.time_limit))
-        s.max_tokens = int(pick("max_tokens", "SLEUTH_MAX_TOKENS", 0))
-        s.cache_ttl = float(pick("cache_ttl", "SLEUTH_CACHE_TTL", s.cache_ttl))
-        s.crawl_interval = max(0.0, float(pick("crawl_interval", "SLEUTH_CRAWL_INTERVAL", s.crawl_interval)))
-        s.context_tokens = int(pick("context_tokens", "SLEUTH_CONTEXT_TOKENS", 0))
-        s.max_cost = float(pick("max_cost", "SLEUTH_MAX_COST", 0.0))
-        s.llm_timeout = float(pick("llm_timeout", "SLEUTH_LLM_TIMEOUT", 0.0))
-        s.memory_limit = int(pick("memory_limit", "SLEUTH_MEMORY_LIMIT", MEMORY_LIMIT))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"bad numeric setting: {exc}") from exc
-    numbers = ("confidence", "time_limit", "cache_ttl", "crawl_interval", "max_cost", "llm_timeout")
-    for name in numbers:
-        if math.isnan(getattr(s, name)):
-            raise ValueError(f"bad numeric setting: --{name.replace('_', '-')} is not a number (nan)")
+
+    def number(flag: str, var: str, default, kind=float):
+        """A numeric setting; a value that is not one names where it came from and what it takes."""
+        value = pick(flag, var, default)
+        try:
+            got = kind(value)
+            if math.isnan(got):
+                raise ValueError("nan")
+            return got
+        except (TypeError, ValueError):
+            if a.get(flag) is not None:
+                where = f"--{flag.replace('_', '-')} {value}"
+            else:
+                where = f"{var}={value}" + (" (in .env)" if var in file_vals and var not in os.environ else "")
+            what = "a whole number" if kind is int else "a number"
+            raise ValueError(f"{where} is not {what}; set {var} (or --{flag.replace('_', '-')}) to {what}") from None
+
+    s.confidence = number("confidence", "SLEUTH_CONFIDENCE", s.confidence)
+    s.max_iterations = number("max_iterations", "SLEUTH_MAX_ITERATIONS", s.max_iterations, int)
+    s.time_limit = number("time_limit", "SLEUTH_TIME_LIMIT", s.time_limit)
+    s.max_tokens = number("max_tokens", "SLEUTH_MAX_TOKENS", 0, int)
+    s.cache_ttl = number("cache_ttl", "SLEUTH_CACHE_TTL", s.cache_ttl)
+    s.crawl_interval = max(0.0, number("crawl_interval", "SLEUTH_CRAWL_INTERVAL", s.crawl_interval))
+    s.context_tokens = number("context_tokens", "SLEUTH_CONTEXT_TOKENS", 0, int)
+    s.max_cost = number("max_cost", "SLEUTH_MAX_COST", 0.0)
+    s.llm_timeout = number("llm_timeout", "SLEUTH_LLM_TIMEOUT", 0.0)
+    s.memory_limit = number("memory_limit", "SLEUTH_MEMORY_LIMIT", MEMORY_LIMIT, int)
     if s.context_tokens and s.context_tokens < 512:
         raise ValueError("--context-tokens must be at least 512")
     if s.memory_limit < 0:

@@ -200,9 +200,8 @@ class SessionStore:
         if not self.dir.is_dir():
             return Listing([], 0, 0, 0, [])
         with self._lock:
-            size = self.index.reconcile(read_session)
-            rows, matched, everything = self.index.rows(limit=limit, grep=grep)
-            return Listing(rows, matched, everything, size, self.index.unreadable())
+            size, rows, matched, everything, unreadable = self.index.listing(read_session, limit=limit, grep=grep)
+            return Listing(rows, matched, everything, size, unreadable)
 
     def list(self) -> list[dict]:
         """The saved sessions, newest first; files that are not sessions are left out

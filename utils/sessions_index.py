@@ -3,12 +3,14 @@ pruning sessions never reads every session file.
 
 The session files stay the record; the index is a cache of their metadata keyed by file name, with
 each file's size and modification time. Every save updates its row in one transaction
-(`record`); `reconcile` compares the index with the folder (see there: usually one stat call) and
+(`record`); `listing` compares the index with the folder (see there: usually one stat call) and
 reads only the files that are new since, so sessions copied in by hand, written by an older Sleuth
 or deleted outside Sleuth are picked up. A missing index is
 rebuilt from the files; a damaged one is set aside (renamed, never deleted) and rebuilt. A file
 that is not a readable session gets a row with its error, so it is reported, not read again and
-again, and never deleted by a prune.
+again, and never deleted by a prune. An index that cannot be kept on disk (a full or read-only
+disk, a file where its folder belongs, one damaged again as soon as it is rebuilt) is built in
+memory for the listing at hand: listing never depends on writing.
 """
 
 from __future__ import annotations
@@ -20,10 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from .research.state import Shared
+from typing import Any, NamedTuple
 
 INDEX_DIR, INDEX_NAME = ".index", "index.sqlite"  # in a folder of its own: its writes leave the sessions
 # folder's modification time alone
@@ -71,12 +70,18 @@ class SessionIndex:
         self.file = self.folder / INDEX_DIR / INDEX_NAME
         self.warn = warn or (lambda _msg: None)
         self._db: sqlite3.Connection | None = None
+        self.in_memory = False  # the index file cannot be used: this process keeps one in memory
 
     # ---- opening ---------------------------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
+        if self._db is None and self.in_memory:
+            db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            db.executescript(SCHEMA)
+            db.create_function("fold", 1, lambda t: (t or "").casefold(), deterministic=True)
+            self._db = db
         if self._db is None:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
+            self._make_folder()
             db = sqlite3.connect(str(self.file), check_same_thread=False, isolation_level=None, timeout=30)
             try:
                 db.execute("PRAGMA journal_mode=WAL")
@@ -90,6 +95,16 @@ class SessionIndex:
                 raise
             self._db = db
         return self._db
+
+    def _make_folder(self) -> None:
+        """The index's folder; a file in its place is set aside (renamed, never deleted) first."""
+        folder = self.file.parent
+        if folder.exists() and not folder.is_dir():
+            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+            kept = folder.with_name(f"{INDEX_DIR}.damaged-{stamp}")
+            os.replace(folder, kept)
+            self.warn(f"{folder} was a file, not the session index's folder; kept it as {kept.name}")
+        folder.mkdir(parents=True, exist_ok=True)
 
     def close(self) -> None:
         if self._db is not None:
@@ -180,9 +195,9 @@ class SessionIndex:
         except OSError:
             pass
 
-    def reconcile(self, read: Callable[[Path], Mapping[str, Any]]) -> int:
-        """Bring the index in line with the folder; `read(path)` restores a session or raises ValueError
-        or OSError. Returns the bytes the sessions folder holds.
+    def _reconcile(self, read: Callable[[Path], Mapping[str, Any]]) -> int:
+        """Bring the index in line with the folder; `read(path)` restores a session or raises
+        ValueError or OSError. Returns the bytes the sessions folder holds.
 
         Every save renames a file into the folder, which moves the folder's modification time, and
         updates its own row. So when the folder's time has not moved since the last comparison nothing
@@ -191,23 +206,15 @@ class SessionIndex:
         compared only after a save failed to update the index (`mark_stale`) -- 20,000 stat calls
         cost more than the rest of a listing. (A folder time less than RACY_NS old is not trusted: a
         change in the same clock tick would not move it.)"""
-        try:
-            return self._reconcile(read)
-        except sqlite3.DatabaseError as exc:
-            if not (damaged(exc) and self.file.exists()):
-                raise
-            self.set_aside(exc)
-            return self._reconcile(read)
-
-    def _reconcile(self, read: Callable[[Path], Mapping[str, Any]]) -> int:
         seen = os.stat(self.folder).st_mtime_ns
         db = self._conn()
         marker = self.file.parent / STALE
-        full = marker.exists()
+        full = not self.in_memory and marker.exists()
         row = db.execute("SELECT value FROM meta WHERE key='folder_mtime_ns'").fetchone()
         if full or row is None or row[0] != seen:
             self._compare(self.names(), read, full)
-            marker.unlink(missing_ok=True)
+            if full:
+                marker.unlink(missing_ok=True)
             if time.time_ns() - seen > RACY_NS:
                 db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('folder_mtime_ns', ?)", (seen,))
         return int(db.execute("SELECT coalesce(sum(bytes), 0) FROM sessions").fetchone()[0]) + self.other_bytes()
@@ -224,7 +231,7 @@ class SessionIndex:
             return
         if len(fresh) > 500:
             self.warn(f"indexing {len(fresh)} session files (once)")
-        rows: list[tuple[str, dict, FileState, str | None]] = []
+        rows = []
         for name in fresh:
             state = self._state(name)
             if state is None:  # deleted since the folder was read
@@ -244,22 +251,82 @@ class SessionIndex:
             _rollback(db)
             raise
 
+    def listing(
+        self, read: Callable[[Path], Mapping[str, Any]], *, limit: int | None = None, grep: str = ""
+    ) -> tuple[int, list[dict], int, int, list[tuple[str, str]]]:
+        """(bytes the folder holds, `rows(limit, grep)`, `unreadable()`), with the index brought in
+        line with the folder first and every row shown checked against its file (a file changed in
+        place -- truncated, overwritten -- moves no folder time: it is read again, and named when it
+        no longer reads). A damaged index is set aside and rebuilt; one that cannot be written or
+        keeps being damaged is rebuilt in memory (said once)."""
+        attempts = 0
+        while True:
+            try:
+                size = self._reconcile(read)
+                for _ in range(3):
+                    rows, matched, everything = self.rows(limit=limit, grep=grep)
+                    if not self._refresh(rows, read):
+                        break
+                for r in rows:
+                    del r["mtime_ns"]
+                return size, rows, matched, everything, self.unreadable()
+            except (sqlite3.Error, OSError) as exc:
+                attempts += 1
+                if self.in_memory or _busy(exc):
+                    raise
+                if isinstance(exc, sqlite3.DatabaseError) and damaged(exc) and attempts < 3:
+                    try:
+                        if self.file.exists():
+                            self.set_aside(exc)
+                            continue
+                    except OSError:
+                        pass
+                self.close()
+                self.in_memory = True
+                self.warn(f"the session index {self.file} cannot be used ({exc}); listing from the session files")
+
+    def _refresh(self, rows: list[dict], read: Callable[[Path], Mapping[str, Any]]) -> bool:
+        """Read again the files among `rows` whose size or time is not the one indexed; True if any."""
+        changed = []
+        for r in rows:
+            state = self._state(r["name"])
+            if state is not None and state != FileState(r["bytes"], r["mtime_ns"]):
+                try:
+                    changed.append((r["name"], row_of(read(self.folder / f"{r['name']}.json")), state, None))
+                except (OSError, ValueError, RecursionError) as exc:
+                    reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+                    changed.append((r["name"], {"session_id": r["name"]}, state, reason[:300]))
+        if changed:
+            db = self._conn()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for row in changed:
+                    self._upsert(db, *row)
+                db.execute("COMMIT")
+            except BaseException:
+                _rollback(db)
+                raise
+        return bool(changed)
+
     def rows(self, *, limit: int | None = None, grep: str = "") -> tuple[list[dict], int, int]:
         """(readable sessions newest first, whose question holds `grep` in any case, at most `limit`;
         how many match; how many readable sessions there are)."""
-        where, params = "WHERE error IS NULL", list[object]()
+        where, params = "WHERE error IS NULL", []
         db = self._conn()
         everything = db.execute(f"SELECT count(*) FROM sessions {where}").fetchone()[0]
         if grep:  # the matches are read whole (one pass of the function) and counted here
             where += " AND instr(fold(original_query), ?) > 0"
             params.append(grep.casefold())
-        sql = f"SELECT name, {', '.join(COLUMNS)}, bytes FROM sessions {where} ORDER BY created_at DESC, name DESC"
+        sql = (
+            f"SELECT name, {', '.join(COLUMNS)}, bytes, mtime_ns FROM sessions {where} "
+            "ORDER BY created_at DESC, name DESC"
+        )
         if limit is not None and not grep:
             sql += " LIMIT ?"
             params.append(limit)
         out = []
         for r in db.execute(sql, params):
-            d = dict(zip(("name", *COLUMNS, "bytes"), r, strict=True))
+            d = dict(zip(("name", *COLUMNS, "bytes", "mtime_ns"), r, strict=True))
             d["session_id"] = d["name"]  # the file's name is what show, resume and delete take
             out.append(d)
         matched = len(out) if grep else everything
@@ -282,12 +349,17 @@ def _rollback(db: sqlite3.Connection) -> None:
         db.execute("ROLLBACK")
 
 
+def _busy(exc: BaseException) -> bool:
+    """Another process holds the index: wait or try again, nothing to rebuild."""
+    return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 def damaged(exc: sqlite3.Error) -> bool:
     """The error says the file is not a (sound) database, as opposed to busy, locked or read-only."""
     return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def read_session(path: Path) -> Shared:
+def read_session(path: Path) -> dict:
     """A session file restored (ValueError or OSError when it cannot be)."""
     from .research.state import restored
 

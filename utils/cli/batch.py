@@ -17,7 +17,7 @@ def parse_questions(lines) -> list[dict]:
     """Blank lines and # comments are skipped; JSON lines need a "query" and may carry an "id"."""
     out: list[dict] = []
     for lineno, raw in enumerate(lines, 1):
-        line = raw.strip()
+        line = raw.lstrip("\ufeff").strip()  # a byte order mark (Windows Notepad) is not part of the line
         if not line or line.startswith("#"):
             continue
         qid, query, error = None, line, None
@@ -27,13 +27,21 @@ def parse_questions(lines) -> list[dict]:
                 qid = obj.get("id")
                 query = str(obj.get("query") or obj.get("question") or "").strip()
                 if not query:
-                    error = 'JSON line has no "query"'
+                    error = f'line {lineno}: JSON line has no "query"'
             except (json.JSONDecodeError, AttributeError) as exc:
                 error, query = f"line {lineno}: invalid JSON ({exc})", ""
             except RecursionError:
                 error, query = f"line {lineno}: invalid JSON (nested too deeply)", ""
         out.append({"id": qid if qid is not None else len(out) + 1, "query": query, "error": error, "line": lineno})
     return out
+
+
+def error_record(q: dict, error: str, **fields) -> dict:
+    """A failed question's line: every key a finished one has (README), empty, and the error."""
+    from .runner import result_json
+
+    rec = {**result_json({}), "confidence": 0.0, "iterations": 0, "elapsed_ms": 0, **fields}
+    return {**rec, "id": q["id"], "query": q["query"], "error": error}
 
 
 def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -71,7 +79,7 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
     def one(i: int, q: dict) -> dict:
         if q["error"]:
             keep_report(i, f"# {q['query'] or '(no question)'}\n\n_Not researched: {q['error']}_")
-            return {"id": q["id"], "query": q["query"], "error": q["error"]}
+            return error_record(q, q["error"])
         ui = make_ui(plain=True, quiet=getattr(args, "quiet", False), show_report=False, prefix=f"[{q['id']}] ")
         job = rt.for_job(ui=ui, feedback=None)
         shared = new_session(job, q["query"])
@@ -80,14 +88,17 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
         except Exception as exc:  # noqa: BLE001 - one failing question never stops the batch
             error = f"{type(exc).__name__}: {exc}"
             keep_report(i, f"# {q['query']}\n\n_Failed: {error}_")
-            return {**result_json(shared), "id": q["id"], "error": error}
+            return error_record(q, error, **{k: v for k, v in result_json(shared).items() if v is not None})
         keep_report(i, shared.get("final_answer") or f"# {q['query']}\n\n_No report._")
         return {"id": q["id"], **result_json(shared), "error": None}
 
-    def emit(rec: dict) -> None:
+    def emit(i: int, rec: dict) -> None:
         nonlocal failed
         if rec.get("error"):
             failed += 1
+            line = questions[i]["line"]
+            why = rec["error"].removeprefix(f"line {line}: ")
+            err(f"batch: line {line} (id {json_text(rec['id'])}) not answered: {why}")
         with lock:
             stdout.write(json_text(rec) + "\n")
             stdout.flush()
@@ -116,9 +127,9 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
             for f in done:
                 i = harvest(f)
                 if not ordered:
-                    emit(results.pop(i))
+                    emit(i, results.pop(i))
             while ordered and next_out in results:
-                emit(results.pop(next_out))
+                emit(next_out, results.pop(next_out))
                 next_out += 1
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (main.py raises Terminated for it)
         err("stopping: the questions in flight stop at their next step, saved (sleuth --resume ID continues one)")
@@ -128,7 +139,7 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
             if index[f] not in harvested and f.done() and not f.cancelled() and f.exception() is None:
                 harvest(f)
         for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
-            emit(results.pop(i))
+            emit(i, results.pop(i))
         print(
             f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}", file=sys.stderr
         )

@@ -132,7 +132,10 @@ def _stats(kb, as_json: bool) -> int:
     out(f"chunks:      {s['chunks']} from {s['sources']} source(s)")
     for st, d in s["by_source_type"].items():
         out(f"  {st:9s}  {d['chunks']} chunks, {d['sources']} source(s)")
-    out(f"vectors:     {s['vectors']}{'' if s['in_sync'] else '  (differs from chunks: repaired on next write)'}")
+    if s["vectors"] is None:
+        out("vectors:     unavailable (no room on the disk for the vector store to open)")
+    else:
+        out(f"vectors:     {s['vectors']}{'' if s['in_sync'] else '  (differs from chunks: repaired on next write)'}")
     out(f"embedding:   {s['embedding']}")
     out(f"search mode: {s['search_mode']}")
     out(f"store:       {s['store']}")

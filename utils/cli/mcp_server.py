@@ -11,6 +11,9 @@ and leaves a resumable session. Bad arguments are tool errors; the server goes o
 from __future__ import annotations
 
 import argparse
+import json
+import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -19,9 +22,9 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from ..errors import SleuthError
 from .output import EXIT_OK, EXIT_USAGE, err, safe_text, short
@@ -73,12 +76,60 @@ def main(argv: list[str], run_flow, commands=None, version: str = "") -> int:
             err(f"--allow-ingest {name}: no such folder; name a folder that exists")
             return EXIT_USAGE
         folders.append(folder)
-    build_server(base, settings, run_flow, folders).run("stdio")
+    from .mcp_stdio import serve
+
+    tty = sys.stdin.isatty()
+    if tty:  # typed at a terminal: say what this is, since it reads nothing a person types
+        from .args import invoked_as
+
+        err(
+            f"mcp: Sleuth {version or ''} is an MCP server, waiting for an MCP client on stdin/stdout; "
+            f"nothing to type here. Let a client start it, e.g. `claude mcp add sleuth -- {invoked_as()} mcp` "
+            "(README: MCP server). Ctrl-C ends it."
+        )
+    server = build_server(base, settings, run_flow, folders, version)
+    if threading.current_thread() is threading.main_thread():
+        # Python's own Ctrl-C handler, which asyncio's runner replaces with one that cancels the server
+        # cleanly (main.py's, raising wherever the loop happens to be, makes the SDK log a traceback)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    anyio.run(serve, server._lowlevel_server, tty)  # the SDK's own run_stdio_async does the same
     return EXIT_OK
 
 
 def _tool_error(exc: SleuthError) -> ToolError:
     return ToolError(safe_text(str(exc)))
+
+
+def bad_arguments(tool: str, exc: ValidationError) -> str:
+    """One line for arguments of the wrong type: each argument, what it takes, what it got."""
+    parts = []
+    for e in exc.errors():
+        name = ".".join(str(p) for p in e.get("loc", ())) or "arguments"
+        if e.get("type") == "missing":
+            parts.append(f"{name} is required")
+            continue
+        got = short(json.dumps(e.get("input"), ensure_ascii=False, default=str), 40)
+        parts.append(f"{name}: {e.get('msg', 'invalid value').lower()} (got {got})")
+    return safe_text(f"{tool}: bad argument: " + "; ".join(parts))
+
+
+class SleuthServer(MCPServer):
+    """The SDK's server, where every failed call is a one-line tool error: arguments of the wrong
+    type name the argument and what it takes (not pydantic's dump); an unexpected failure names
+    its cause, also as one line on stderr (not a traceback)."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            cause = exc.__cause__ or exc
+            line = short(f"{name} failed: {type(cause).__name__}: {cause}", 300)
+            err(f"mcp: {line}")
+            raise ToolError(line) from None
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(bad_arguments(name, exc.__cause__)) from None
+            raise
 
 
 def report_result(report) -> CallToolResult:
@@ -97,14 +148,14 @@ def report_result(report) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=safe_text(text))], structured_content=data)
 
 
-def build_server(base: dict, settings, run_flow, folders: list[Path]) -> MCPServer:
+def build_server(base: dict, settings, run_flow, folders: list[Path], version: str = "") -> MCPServer:
     from .. import api
     from ..runtime import Tools
 
     clients = Tools(settings)  # caches, rate limits and the knowledge base, shared by every call
     kb = api.KnowledgeBase(clients=clients)
     settling: list[threading.Event] = []  # runs cancelled by a client, still finishing their step
-    server = MCPServer("sleuth", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = SleuthServer("sleuth", instructions=INSTRUCTIONS, version=version, log_level="WARNING")
 
     def call_settings(**overrides):
         try:
@@ -249,6 +300,8 @@ def build_server(base: dict, settings, run_flow, folders: list[Path]) -> MCPServ
             only paths under the folders the server was started with (--allow-ingest)."""
             resolved = []
             for p in paths:
+                if "\x00" in p:
+                    raise ToolError(safe_text(f"{p!r} holds a NUL byte, which no path can; name a file or folder"))
                 path = Path(p).expanduser().resolve()
                 if not any(path.is_relative_to(f) for f in folders):
                     allowed = ", ".join(str(f) for f in folders)

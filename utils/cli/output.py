@@ -29,6 +29,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 WRITE_LOCK = threading.Lock()  # one for every writer: batch jobs must not interleave their lines
 
 
+def on_sigint(signum, frame) -> None:
+    """The SIGINT handler main.py installs: Ctrl-C is remembered (utils/interrupt.py: a run then stops
+    at its next step even if this KeyboardInterrupt is swallowed mid-step), then raised."""
+    from ..interrupt import remember
+
+    remember()
+    raise KeyboardInterrupt
+
+
 def on_sigterm(signum, frame) -> None:
     """The SIGTERM handler main.py installs: a KeyboardInterrupt (Terminated) in the main thread."""
     from ..errors import Terminated
@@ -87,8 +96,11 @@ def out(text: str = "", *, end: str = "\n", stream: TextIO | None = None, flush:
 
 def json_text(obj, indent: int | None = None) -> str:
     """JSON that is safe on a terminal: json escapes C0 controls; C1 controls and bidi overrides,
-    which it leaves raw, are escaped too (they can only occur inside strings, so this stays JSON)."""
-    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    which it leaves raw, are escaped too (they can only occur inside strings, so this stays JSON).
+    Bytes that were not UTF-8 (read as lone surrogates) become U+FFFD, so the output is UTF-8."""
+    from ..text import valid_text
+
+    text = valid_text(json.dumps(obj, ensure_ascii=False, indent=indent))
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -10,8 +10,14 @@ once, and `kb reset --yes` sets damaged files aside so that the KB can start aga
   only), so a damaged KB is not repaired in place: `kb reset --yes` moves the damaged file (with
   its -wal/-shm companions) or the damaged Chroma folder aside as `NAME.damaged-<time>`, for a
   look or a backup tool, and starts empty; `kb ingest` then puts the files back.
+* Damaged vectors only (the Chroma store; the lexical file intact): `kb search` and research go on
+  with the lexical index alone and say the vectors are unavailable (`vectors_problem`).
 * No room: a write that fails for lack of space (utils/storage.py) becomes KBNoRoom, a KBError
-  whose message names the KB folder, and is recorded for the end of a research run.
+  whose message names the KB folder, and is recorded for the end of a research run. Reading needs
+  no room: the lexical file is opened read-only when it cannot be opened to write (utils/kb/sync.py).
+* A Chroma server that is not there (`--chroma-url`): a bad address or one where nothing answers is
+  one line naming the server and the setting (`server_problem`, checked before research); a server
+  that goes away mid-command is the same line (`explain`), not a traceback.
 """
 
 from __future__ import annotations
@@ -73,13 +79,69 @@ def check_chroma(kb) -> None:
         raise damaged(file, why)
 
 
-def problem(kb) -> KBDamaged | None:
-    """The first damaged file of `kb`, as the error to show, or None (reads a few bytes; no chromadb)."""
+def problem(kb) -> KBError | None:
+    """Why research cannot use `kb` at all, as the error to show, or None: its lexical file is
+    damaged, or its Chroma server cannot be reached (reads a few bytes or asks one heartbeat; no
+    chromadb). Damaged vectors alone are `vectors_problem`: the lexical index still answers."""
+    if kb.chroma_url:
+        return server_problem(kb.chroma_url)
     try:
         check_lexical(kb.lexical_file)
+    except KBDamaged as exc:
+        return exc
+    return None
+
+
+def vectors_problem(kb) -> KBDamaged | None:
+    """The embedded Chroma store's damage, or None: searching by words goes on without it."""
+    try:
         check_chroma(kb)
     except KBDamaged as exc:
         return exc
+    return None
+
+
+def unreachable(chroma_url: str, reason: str) -> KBError:
+    return KBError(
+        f"cannot reach the Chroma server at {chroma_url} ({reason}); start it, or point --chroma-url / "
+        "SLEUTH_CHROMA_URL at one that runs"
+    )
+
+
+def server_problem(chroma_url: str, timeout: float = 5.0) -> KBError | None:
+    """Why the Chroma server at `chroma_url` cannot be used (not an address; nothing answers its
+    heartbeat), or None."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        scheme, host, port = sync.server_address(chroma_url)
+    except KBError as exc:
+        return exc
+    try:
+        with urllib.request.urlopen(f"{scheme}://{host}:{port}/api/v2/heartbeat", timeout=timeout):
+            return None
+    except urllib.error.HTTPError:  # something answers: an older server, a proxy; the client says more
+        return None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        return unreachable(chroma_url, str(getattr(reason, "strerror", None) or reason))
+
+
+def _lost_server(exc: BaseException | None) -> str | None:
+    """What an exception from talking to a Chroma server says, when it means the server is gone
+    (refused, reset, closed mid-answer, timed out), or None."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__module__.split(".")[0] in (
+            "httpx",
+            "httpcore",
+        ):
+            return str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+        if "could not connect to" in str(exc).lower():
+            return "connection refused"
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
     return None
 
 
@@ -88,6 +150,9 @@ def explain(kb, exc: BaseException) -> KBError | None:
     disk, or None for anything else."""
     if isinstance(exc, KBError):
         return exc
+    lost = _lost_server(exc) if kb.chroma_url else None
+    if lost:
+        return unreachable(kb.chroma_url, lost)
     reason = no_room(exc)
     if reason:
         return no_room_error(kb, reason)
@@ -118,7 +183,13 @@ def writing(kb) -> Iterator[None]:
         raise
     except Exception as exc:
         reason = no_room(exc)
+        why = getattr(getattr(kb, "_db", None), "why", "")  # opened read-only (sync.ReadOnly): that is why
+        if why and isinstance(exc, sqlite3.Error):
+            reason = why
         if reason is None:
+            lost = _lost_server(exc) if kb.chroma_url else None
+            if lost:
+                raise unreachable(kb.chroma_url, lost) from exc
             raise
         raise no_room_error(kb, reason) from exc
 
@@ -146,6 +217,15 @@ def client(kb):
     check_chroma(kb)
     with writing(kb):
         return sync.make_client(kb.chroma_url, kb.path / "chroma")
+
+
+def vector_count(kb) -> int | None:
+    """The vectors `kb` holds, or None when its Chroma store cannot open for lack of room (Chroma
+    writes as it opens): `kb stats` on a full disk still reads the lexical side."""
+    try:
+        return kb._open().count()
+    except KBNoRoom:
+        return None
 
 
 def set_aside(kb) -> list[Path]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..errors import KBError, PdfUnreadable
 from ..text import composed
+from .limits import TEXT_CAP, capped_text, read_head
 
 log = logging.getLogger(__name__)
 
@@ -315,11 +316,13 @@ def read_document(path: Path, site: frozenset[str] = frozenset()) -> tuple[str, 
     kind, compressed = document_kind(path), kind_of(path)[1]
     if kind is None:
         raise _unsupported(path)
+    whole = compressed or kind == "pdf"  # memory bounded (kb/limits.py): text beyond TEXT_CAP is not read
     try:
-        data = path.read_bytes()
+        data = read_head(path, MAX_DECOMPRESSED if whole else TEXT_CAP + 1, whole)
     except OSError as exc:
         raise KBError(f"cannot read: {exc.strerror or exc}") from exc
     content = decompress(data) if compressed else data
+    content = content if kind == "pdf" else capped_text(content, path)
     title, text, structured = _read_html(content, path, site) if kind == "html" else _READERS[kind](content, path)
     title, text = composed(title), composed(text)  # a file name from macOS is decomposed
     if not text.strip():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import KBError
 from ..text import analyze
-from . import sync
+from . import health, sync
 from .bm25 import smooth_idf
 from .hits import Hit
 from .ingest import known_hash
@@ -32,7 +32,7 @@ def count(kb: KnowledgeBase) -> int:
 
 
 def stats(kb: KnowledgeBase) -> dict:
-    col = kb._open()
+    vectors = health.vector_count(kb)  # None: a full disk keeps Chroma from opening
     with kb._lock:
         db = kb._conn()
         chunks = sync.count_chunks(db)
@@ -42,13 +42,12 @@ def stats(kb: KnowledgeBase) -> dict:
         ):
             by_type[st] = {"sources": n_src, "chunks": int(n_ch or 0)}
         sources = db.execute("SELECT count(*) FROM sources").fetchone()[0]
-    vectors = col.count()
     return {
         "chunks": chunks,
         "sources": sources,
         "by_source_type": by_type,
         "vectors": vectors,
-        "in_sync": vectors == chunks,
+        "in_sync": vectors in (None, chunks),
         "embedding": kb.embedding,
         "store": kb.store,
         "lexical_index": str(kb.lexical_file),

@@ -31,7 +31,6 @@ summed), bent below 1 rather than capped (bm25.share); vector: cosine similarity
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -65,16 +64,7 @@ class KnowledgeBase(KBLifecycle):
     def quick_count(path: Path, *, chroma_url: str = "", collection: str = "sleuth") -> int:
         """Chunks in the KB at `path`, read from the lexical SQLite file (no chromadb import); 0 if none."""
         f = KnowledgeBase.lexical_path(path, chroma_url=chroma_url, collection=collection)
-        if not f.is_file():
-            return 0
-        try:
-            con = sqlite3.connect(f"{f.as_uri()}?mode=ro", uri=True, timeout=5)
-            try:
-                return sync.count_chunks(con)
-            finally:
-                con.close()
-        except sqlite3.Error:
-            return 0
+        return sync.quick_count(f) if f.is_file() else 0
 
     # ---- what it does: the work is in ingest.py (putting documents in) and retrieve.py (answers)
 

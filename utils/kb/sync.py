@@ -48,18 +48,85 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 
 # --------------------------------------------------------------------------------------------
 
 
+class ReadOnly(sqlite3.Connection):
+    """The lexical file opened for reading only, because it could not be opened to write (a full
+    disk: SQLite cannot even size its shared-memory file); `why` says what stopped the writing."""
+
+    why = ""
+
+
 def connect(file: Path) -> sqlite3.Connection:
-    """The lexical SQLite file, created with its schema if new (autocommit: callers open transactions)."""
+    """The lexical SQLite file, created with its schema if new (autocommit: callers open transactions).
+    An existing file that cannot be opened to write (a full or read-only disk) is opened to read
+    (`ReadOnly`): searching it works; a write then fails, and says why."""
+    try:
+        return _connect_to_write(file)
+    except sqlite3.OperationalError as exc:
+        try:
+            existing = file.is_file() and file.stat().st_size > 0
+        except OSError:
+            existing = False
+        db = read_only(file) if existing else None
+        if db is None:
+            raise
+        from ..storage import no_room
+
+        db.why = no_room(exc) or str(exc)
+        log.warning("the knowledge base file %s is open read-only: %s", file, db.why)
+        return db
+
+
+def _connect_to_write(file: Path) -> sqlite3.Connection:
     file.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(str(file), check_same_thread=False, isolation_level=None, timeout=30)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("PRAGMA cache_size=-32768")  # 32 MB page cache, 256 MB mmap: faster FTS5 queries
-    db.execute("PRAGMA mmap_size=268435456")
-    db.executescript(SCHEMA)
-    if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
-        db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA cache_size=-32768")  # 32 MB page cache, 256 MB mmap: faster FTS5 queries
+        db.execute("PRAGMA mmap_size=268435456")
+        db.executescript(SCHEMA)
+        if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
+            db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
+    except BaseException:
+        db.close()
+        raise
     return db
+
+
+def read_only(file: Path) -> ReadOnly | None:
+    """`file` opened to read, or None. Read-only first; then immutable, which a full disk still allows
+    (no shared-memory file, no lock; it reads what the file holds, not a journal a crash left)."""
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(
+                f"{file.as_uri()}?{options}",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
+                timeout=30,
+                factory=ReadOnly,
+            )
+        except sqlite3.Error:
+            continue
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.Error:
+            db.close()
+    return None
+
+
+def quick_count(file: Path) -> int:
+    """Chunks in the lexical file, read without writing anything (a full disk too); 0 if unreadable."""
+    con = read_only(file)
+    if con is None:
+        return 0
+    try:
+        return count_chunks(con)
+    except sqlite3.Error:
+        return 0
+    finally:
+        con.close()
 
 
 def get_meta(db: sqlite3.Connection, key: str) -> str | None:
@@ -68,6 +135,10 @@ def get_meta(db: sqlite3.Connection, key: str) -> str | None:
 
 
 def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    """Store `value` under `key` (nothing is written when it is already there: a KB opened only to
+    read, on a full disk, opens all the same)."""
+    if get_meta(db, key) == value:
+        return
     db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES(?, ?)", (key, value))
 
 
@@ -102,17 +173,30 @@ def make_client(chroma_url: str, folder: Path):
 
     settings = Settings(anonymized_telemetry=False)
     if chroma_url:
-        parts = urlsplit(chroma_url if "//" in chroma_url else f"http://{chroma_url}")
-        if not parts.hostname:
-            raise KBError(f"bad Chroma URL {chroma_url!r}; expected http://HOST:PORT")
+        scheme, host, port = server_address(chroma_url)
         try:
-            return chromadb.HttpClient(
-                host=parts.hostname, port=parts.port or 8000, ssl=parts.scheme == "https", settings=settings
-            )
+            return chromadb.HttpClient(host=host, port=port, ssl=scheme == "https", settings=settings)
         except Exception as exc:  # noqa: BLE001 - connection problems become one clear error
             raise KBError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
     folder.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(folder), settings=settings)
+
+
+def server_address(chroma_url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a Chroma server URL (`http://HOST:PORT`, or `HOST:PORT`); a value that
+    is not one is a KBError naming the setting."""
+    url = chroma_url.strip()
+    parts = urlsplit(url if "//" in url else f"http://{url}")
+    try:
+        port = parts.port or 8000
+    except ValueError:
+        port = 0
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https") or not host or not port or any(c.isspace() or c in "<>\"'" for c in url):
+        raise KBError(
+            f"--chroma-url / SLEUTH_CHROMA_URL {chroma_url!r} is not a Chroma server address; give http://HOST:PORT"
+        )
+    return parts.scheme, host, port
 
 
 def is_not_found(exc: Exception) -> bool:

@@ -8,8 +8,8 @@
   loops or leads nowhere is passed over; folders already walked are never walked again (no loops).
 * Only regular files are opened: a FIFO, a device or a socket in a folder is passed over (reading
   one would block, or never end); one named on the command line is an error.
-* Hidden files and folders (a leading dot) are left out; files that are not documents
-  (readers.document_kind: by name, ``name.md.gz`` too, or by content for ``NEWS``) are `skipped`.
+* Hidden files and folders (a leading dot) are left out; files of unsupported types (readers.kind_of,
+  which also knows gzipped ones such as ``name.md.gz``) are `skipped`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .readers import document_kind, kind_of
-from .renderings import one_each
+from .readers import kind_of
 
 # Why a path was passed over (IngestReport.passed_over): the reason is what `kb ingest` reports.
 DUPLICATE = "the same file as another path (read once)"
@@ -69,52 +68,69 @@ def walk(paths: Iterable[str | Path], follow_links: bool = False) -> Walk:
         else:
             out.errors.append((str(p), SPECIAL))
     out.skipped = [s for s in out.skipped if _real(Path(s)) not in seen]  # read under a link's name
-    return one_each(out)  # a page's second rendering, a stub: passed over (kb/renderings.py)
+    return out
 
 
 def _walk_folder(top: Path, top_real: Path, follow_links: bool, out: Walk, add) -> None:
+    """Walk `top` depth first without recursion (a folder thousands of levels deep is no deeper for
+    this loop), knowing each folder's real path from its parent's (resolving every folder again would
+    cost its depth in system calls); a folder that cannot be read (no permission, a path longer than
+    the system takes) is an error named once, and the walk goes on beside it."""
     walked: set[Path] = set()
-    for root, dirs, names in os.walk(top, followlinks=follow_links):
-        here = _real(Path(root))
-        if here is None or here in walked:  # a symlinked folder that loops back: walked once
-            dirs[:] = []
+    stack = [(top, top_real)]
+    while stack:
+        root, here = stack.pop()
+        if here in walked:  # a symlinked folder that loops back: walked once
             continue
         walked.add(here)
+        try:
+            with os.scandir(root) as entries:
+                found = [(e.name, _is_dir(e), e.is_symlink(), _is_file(e)) for e in entries]
+        except OSError as exc:
+            out.errors.append((_shown(root), f"cannot read this folder: {exc.strerror or exc}"))
+            continue
         kept = []
-        for d in sorted(dirs):
-            sub = Path(root) / d
-            if d.startswith("."):
-                continue
-            if sub.is_symlink():
-                target = _real(sub)
-                if target is None:
-                    out.passed_over.append((str(sub), LOOP))
-                    continue
-                if not follow_links:
-                    if not target.is_relative_to(top_real):
-                        out.passed_over.append((str(sub), OUTSIDE))
-                    continue  # one inside the folder is walked under its real name
-            kept.append(d)
-        dirs[:] = kept
-        for name in sorted(names):
+        for name, is_dir, link, is_file in sorted(found):
             if name.startswith("."):
                 continue
-            f = Path(root) / name
-            real = _real(f)
+            path = root / name
+            real = _real(path) if link else here / name
             if real is None:
-                out.passed_over.append((str(f), LOOP))
-                continue
-            if f.is_symlink() and not follow_links and not real.is_relative_to(top_real):
-                out.passed_over.append((str(f), OUTSIDE))
-                continue
-            try:
-                mode = real.stat().st_mode
-            except OSError as exc:
-                out.errors.append((str(f), f"cannot read: {exc.strerror or exc}"))
-                continue
-            if not stat.S_ISREG(mode):
-                out.passed_over.append((str(f), SPECIAL))
-            elif document_kind(f) is not None:  # a document by its name (name.md.gz) or content (NEWS)
-                add(f, real)
+                out.passed_over.append((str(path), LOOP))
+            elif link and not follow_links and not real.is_relative_to(top_real):
+                out.passed_over.append((str(path), OUTSIDE))
+            elif is_dir:
+                if follow_links or not link:  # a link inside the folder is walked under its real name
+                    kept.append((path, real))
+            elif not is_file:
+                out.passed_over.append((str(path), SPECIAL))
+            elif kind_of(path)[0] is not None:  # a supported type, gzipped or not (name.md.gz)
+                add(path, real)
             else:
-                out.skipped.append(str(f))
+                out.skipped.append(str(path))
+        stack.extend(reversed(kept))  # the first folder is walked next: the order os.walk gives
+
+
+def _shown(path: Path, most: int = 240) -> str:
+    """A folder's path as an error names it: one thousands of levels deep is cut in the middle."""
+    text = str(path)
+    if len(text) <= most:
+        return text
+    return f"{text[: most // 2]}…{text[-most // 2 :]} ({len(path.parts)} levels)"
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    """A regular file, or a symlink to one (not a FIFO, device or socket)."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """A folder, or a symlink to one (which the walk then enters or passes over); a link to
+    nothing, or one that loops, is not."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False

@@ -15,6 +15,7 @@ Results are cached like other searches (namespace ``wiki``), so a cached questio
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -29,9 +30,25 @@ MAXLAG_S = 5  # ask the wiki to refuse us while its replicas lag more than this 
 MAXLAG_TRIES = 3
 RETRY_CAP_S = 30.0  # never wait longer than this for one Retry-After
 MAX_CONTINUES = 10  # continuation rounds for one batch of pages
+MAX_ANSWER_BYTES = 5 * 1024 * 1024  # one API answer, at most: the crawler's cap on a page
 
 _HOST_LOCKS: dict[str, threading.Lock] = {}
 _HOST_LOCKS_GUARD = threading.Lock()
+
+
+def _read_capped(resp) -> bytes:
+    """An answer's body, read up to MAX_ANSWER_BYTES; a larger one is refused before it fills memory."""
+    try:
+        body = bytearray()
+        for chunk in resp.iter_content(65536):
+            body += chunk
+            if len(body) > MAX_ANSWER_BYTES:
+                raise BackendError(
+                    "too_large", f"the wiki's answer is larger than {MAX_ANSWER_BYTES // (1024 * 1024)} MB; not read"
+                )
+        return bytes(body)
+    finally:
+        resp.close()
 
 
 def _host_lock(url: str) -> threading.Lock:
@@ -94,13 +111,14 @@ class WikiClient:
         for attempt in range(1, MAXLAG_TRIES + 1):
             with self._lock:  # one request at a time per host
                 try:
-                    resp = self._session().get(self.api_url, params=query, timeout=(5.0, self.timeout))
+                    resp = self._session().get(self.api_url, params=query, timeout=(5.0, self.timeout), stream=True)
+                    body = _read_capped(resp)
                 except requests.Timeout as exc:
                     raise BackendError("timeout", f"the wiki timed out after {self.timeout:g}s") from exc
                 except requests.RequestException as exc:
                     raise BackendError("network", f"the wiki could not be reached: {type(exc).__name__}") from exc
             try:
-                data = resp.json()
+                data = json.loads(body)
             except ValueError:
                 data = None
             error = data.get("error") if isinstance(data, dict) else None
