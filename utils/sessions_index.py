@@ -22,7 +22,10 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .research.state import Shared
 
 INDEX_DIR, INDEX_NAME = ".index", "index.sqlite"  # in a folder of its own: its writes leave the sessions
 # folder's modification time alone
@@ -231,7 +234,7 @@ class SessionIndex:
             return
         if len(fresh) > 500:
             self.warn(f"indexing {len(fresh)} session files (once)")
-        rows = []
+        rows: list[tuple[str, dict, FileState, str | None]] = []
         for name in fresh:
             state = self._state(name)
             if state is None:  # deleted since the folder was read
@@ -287,7 +290,7 @@ class SessionIndex:
 
     def _refresh(self, rows: list[dict], read: Callable[[Path], Mapping[str, Any]]) -> bool:
         """Read again the files among `rows` whose size or time is not the one indexed; True if any."""
-        changed = []
+        changed: list[tuple[str, dict, FileState, str | None]] = []
         for r in rows:
             state = self._state(r["name"])
             if state is not None and state != FileState(r["bytes"], r["mtime_ns"]):
@@ -311,7 +314,7 @@ class SessionIndex:
     def rows(self, *, limit: int | None = None, grep: str = "") -> tuple[list[dict], int, int]:
         """(readable sessions newest first, whose question holds `grep` in any case, at most `limit`;
         how many match; how many readable sessions there are)."""
-        where, params = "WHERE error IS NULL", []
+        where, params = "WHERE error IS NULL", list[object]()
         db = self._conn()
         everything = db.execute(f"SELECT count(*) FROM sessions {where}").fetchone()[0]
         if grep:  # the matches are read whole (one pass of the function) and counted here
@@ -359,7 +362,7 @@ def damaged(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def read_session(path: Path) -> dict:
+def read_session(path: Path) -> Shared:
     """A session file restored (ValueError or OSError when it cannot be)."""
     from .research.state import restored
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -53,8 +54,8 @@ class Requests:
 
     def __init__(self, fd: int, tty: bool):
         self.fd, self.tty = fd, tty
-        self.replies = None  # the transport's write stream, set once the transport is up
-        self.ready: anyio.Event | None = None
+        self.replies: Any = None  # the transport's write stream, set once the transport is up
+        self.ready = anyio.Event()
 
     def __aiter__(self):
         return self._lines()
@@ -102,9 +103,8 @@ async def serve(lowlevel, tty: bool) -> None:
     os.dup2(null, 0)
     os.close(null)
     requests = Requests(fd, tty)
-    requests.ready = anyio.Event()
     try:
-        async with stdio_server(stdin=requests) as (read_stream, write_stream):
+        async with stdio_server(stdin=requests) as (read_stream, write_stream):  # type: ignore[arg-type]
             requests.replies = write_stream
             requests.ready.set()
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
