@@ -187,7 +187,8 @@ def main(argv: list[str], run_flow: RunFlow, commands=None, version: str = "") -
 def every_tool_failed(shared: Mapping[str, Any]) -> bool:
     """The run took tool steps and the tool of every one failed (no network, every backend down): not
     a run whose tools worked and found nothing, nor one the time limit cut short."""
+    from ..research.loopdata import StopReason
     from ..research.report import tool_failed
 
     steps = shared.get("research_history") or []
-    return bool(steps) and all(tool_failed(h) for h in steps) and shared.get("stop_reason") != "time_limit"
+    return bool(steps) and all(tool_failed(h) for h in steps) and shared.get("stop_reason") != StopReason.TIME_LIMIT

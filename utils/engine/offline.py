@@ -41,9 +41,9 @@ from .passages import (
     with_short_forms,
 )
 from .protocol import Answer, BaseEngine, EngineContext, EngineResult
+from .reader import Candidate, default_reader
 from .recent import Recent
 from .select import about_subject, choose, named_in, phrase, title_phrase
-from .semantic import similarity
 from .tuning import OFFLINE as T
 from .verdict import asks_yes_no, verdict
 
@@ -172,7 +172,7 @@ class OfflineEngine(BaseEngine):
         # a two-hop question, but seldom the passage that opens the answer.
         step_q = ctx.step.query_or_url if ctx.step and ctx.step.action != CRAWL else ""
         follow_up = bool(step_q) and not term_set(query) <= term_set(step_q) and step_q not in question_parts(query)
-        read = _Reading(query, weights, step_q)
+        read = _Reading(query, weights, step_q, idf[0].get if idf[0] else None)
         for it in ctx.items:
             cands, lead = read.item(it, known)
             # The KB ranked whole chunks against the question: its best chunks more likely hold the answer.
@@ -403,8 +403,11 @@ class _Reading:
     """How one analysis step reads its items: the question's weights, the kind of value it asks
     for, and the step's own query (a follow-up search reads its results for what it looked for)."""
 
-    def __init__(self, query: str, weights: dict[str, float], step_query: str):
+    def __init__(
+        self, query: str, weights: dict[str, float], step_query: str, idf: Callable[[str], float | None] | None = None
+    ):
         self.query, self.weights, self.step_query = query, weights, step_query
+        self.idf = idf  # the KB's word rarity, for a trained reader (reader.py)
         self.wants = asks_for(query)
 
     def item(self, it: ToolItem, known: set[str]) -> tuple[list[tuple[float, float, str, float | None]], tuple | None]:
@@ -421,7 +424,7 @@ class _Reading:
         # ...and when the question names that title, the opening sentence is kept however few of
         # the question's words it shares: it says what the named thing is.
         named = opens and bool(named_in(self.query, {0: title_phrase(title)}, self.weights))
-        cands: list[tuple[float, float, str, str]] = []
+        cands: list[tuple[float, float, str, Candidate]] = []
         lead = None
         first = True  # the document's first sentence (a heading above it, e.g. its <h1>, does not count)
         for p in passages(it.text, it.section):
@@ -442,21 +445,23 @@ class _Reading:
             score = max(full, T.FOCUS_WEIGHT * coverage(terms | p.context, focus) + (1 - T.FOCUS_WEIGHT) * full)
             score += T.VALUE_BONUS * value
             if score >= T.MIN_SCORE or (named and opening):
-                # The model reads the sentence under its heading: "added: v14.14.0" is about what its
+                # The reader reads the sentence under its heading: "added: v14.14.0" is about what its
                 # heading names, as the words of a sentence's frame count for it above.
-                head = plain_heading(p.heading) if p.heading else it.section.rsplit(" › ", 1)[-1]
-                meant = f"{head}: {quote}" if head and fold(head) not in fold(quote) else quote
-                cands.append((max(score, T.MIN_SCORE), full, quote, meant))
+                head = f"{it.section} › {plain_heading(p.heading)}" if p.heading else it.section
+                cands.append((max(score, T.MIN_SCORE), full, quote, Candidate(quote, head)))
             elif opens and lead is None:
                 lead = (it, qcov, quote)
         cands.sort(key=lambda c: -c[0])
         return self.by_meaning(cands), lead
 
-    def by_meaning(self, cands: list[tuple[float, float, str, str]]) -> list[tuple[float, float, str, float | None]]:
-        """The best candidates by words (score, qcov, quote, what the model reads), re-ranked with their
-        closeness in meaning to the question (semantic.py; words alone cannot tell which of several
-        sentences on the subject answers it). Without the model, the ranking by words stands."""
-        sims = similarity(self.query, [meant for *_, meant in cands[: T.MEANING_CANDIDATES]])
+    def by_meaning(
+        self, cands: list[tuple[float, float, str, Candidate]]
+    ) -> list[tuple[float, float, str, float | None]]:
+        """The best candidates by words (score, qcov, quote, the passage under its heading), re-ranked by
+        the reader (reader.py; by default the sentence model's closeness in meaning to the question:
+        words alone cannot tell which of several sentences on the subject answers it). When the reader
+        cannot score (no sentence model), the ranking by words stands."""
+        sims = default_reader().scores(self.query, [c for *_, c in cands[: T.MEANING_CANDIDATES]], self.idf)
         plain = [(score, qcov, quote) for score, qcov, quote, _ in cands]
         top = plain[: T.MEANING_CANDIDATES]
         if sims is None:
