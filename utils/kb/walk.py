@@ -8,8 +8,8 @@
   loops or leads nowhere is passed over; folders already walked are never walked again (no loops).
 * Only regular files are opened: a FIFO, a device or a socket in a folder is passed over (reading
   one would block, or never end); one named on the command line is an error.
-* Hidden files and folders (a leading dot) are left out; files of unsupported types (readers.kind_of,
-  which also knows gzipped ones such as ``name.md.gz``) are `skipped`.
+* Hidden files and folders (a leading dot) are left out; files that are not documents
+  (readers.document_kind: by name, ``name.md.gz`` too, or by content for ``NEWS``) are `skipped`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .readers import kind_of
+from .readers import document_kind, kind_of
+from .renderings import one_each
 
 # Why a path was passed over (IngestReport.passed_over): the reason is what `kb ingest` reports.
 DUPLICATE = "the same file as another path (read once)"
@@ -68,7 +69,7 @@ def walk(paths: Iterable[str | Path], follow_links: bool = False) -> Walk:
         else:
             out.errors.append((str(p), SPECIAL))
     out.skipped = [s for s in out.skipped if _real(Path(s)) not in seen]  # read under a link's name
-    return out
+    return one_each(out)  # a page's second rendering, a stub: passed over (kb/renderings.py)
 
 
 def _walk_folder(top: Path, top_real: Path, follow_links: bool, out: Walk, add) -> None:
@@ -104,7 +105,7 @@ def _walk_folder(top: Path, top_real: Path, follow_links: bool, out: Walk, add) 
                     kept.append((path, real))
             elif not is_file:
                 out.passed_over.append((str(path), SPECIAL))
-            elif kind_of(path)[0] is not None:  # a supported type, gzipped or not (name.md.gz)
+            elif document_kind(path) is not None:  # a document by its name (name.md.gz) or content (NEWS)
                 add(path, real)
             else:
                 out.skipped.append(str(path))
