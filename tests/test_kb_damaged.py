@@ -48,7 +48,9 @@ def test_a_damaged_kb_file_is_named_with_the_way_to_rebuild(cli, tmp_path, notes
         assert_one_line(cli("kb", "search", "okapi", data_dir=data), file)
 
     research = cli("--json", "--tools", "kb,duckduckgo", "Where do okapis live?", data_dir=data)
-    assert research.returncode == 1, research.stderr  # researched without the KB; no network: every tool failed
+    # lexical damaged: researched without the KB, and with no network every tool failed (status 1);
+    # vectors damaged: the lexical index still answers, so the run succeeded (status 0)
+    assert research.returncode == (1 if which == "lexical" else 0), research.stderr
     assert json.loads(research.stdout)["answer"] and "Traceback" not in research.stderr
     said = [line for line in research.stderr.splitlines() if "damaged" in line]
     if which == "lexical":
