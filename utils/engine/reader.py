@@ -1,22 +1,20 @@
-"""The offline engine's reader: how well each candidate passage answers a question, as a probability.
+"""The offline engine's reader: how well each candidate passage answers a question.
 
 A `Reader` is given the question and candidate passages, each with its heading path (title ›
-section › subsection, or the heading line it sits under), and returns for each the probability that
-it states the answer. That score decides which facts the analyzer keeps, which the answer quotes
-and in what order, and (through `confidence.py`) how sure the answer is.
-
-Two readers share one form, a logistic model over features of the (question, passage) pair:
-  * `ModelReader`: the features below plus the sentence model's view (semantic.py: all-MiniLM-L6-v2
-    in numpy): the cosine of question and passage, and their element-wise product, a learned
-    re-weighting of the model's 384 dimensions towards "answers" rather than "is similar to".
-  * `LexicalReader`: the same without the sentence model, for SLEUTH_NO_MODEL=1 and machines
-    without the model package.
-The features are what any reader of English sees: how much of the question (its words weighed by
-rarity) the passage and its heading say, whether its word pairs recur, what the passage holds (a
-figure, a year, a name, code, a negation), crossed with the kind of question (lexicon.py: "how
-many" prefers a figure, "who" a name; learned, not written down). The weights are fitted by
-bench/train_reader.py on public question/answer data (SQuAD, CC BY-SA 4.0) that none of the
-evaluation sets come from, and shipped as reader_weights.json, checked by sha256 when loaded.
+section › subsection, or the heading line it sits under), and scores each. The offline analyzer
+re-ranks the best passages of every item by that score (offline._Reading.by_meaning), so it decides
+which facts are kept and, through them, what the answer quotes. `default_reader` picks one:
+  * `SimilarityReader` (the default): the sentence model's cosine of question and passage
+    (semantic.py: all-MiniLM-L6-v2 in numpy); None without the model, and the words decide.
+  * `ModelReader` and `LexicalReader` (SLEUTH_READER=model|lexical): logistic models over features of
+    the (question, passage) pair, trained by bench/train_reader.py on public question/answer data
+    (SQuAD, CC BY-SA 4.0) that none of the evaluation sets come from, shipped as reader_weights.json
+    and checked by sha256 when loaded. The features are what any reader of English sees: how much of
+    the question (its words weighed by rarity) the passage and its heading say, how far that is from
+    the best passage beside it, whether its word pairs recur, what it holds (a figure, a year, a name,
+    code, a negation) crossed with the kind of question (lexicon.py), and for the model reader the
+    cosine and the element-wise product of the two vectors. They are not the default: on the
+    development doc sets they chose the answering sentence less often than the cosine (docs/reader.md).
 """
 
 from __future__ import annotations
