@@ -52,7 +52,7 @@ def env(tmp_path):
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "okapi.md").write_text(f"# Okapi {EVIL}\n\n{TEXT}")
-    (notes / "evil\x1b[2J\x07.xyz").write_text("unsupported type, named with escapes")
+    (notes / "evil\x1b[2J\x07.xyz").write_bytes(b"\x00\x01 not a document, named with escapes \x00")
     e = cli_env(tmp_path, SLEUTH_ALLOW_PRIVATE_HOSTS="1", SLEUTH_CRAWL_INTERVAL="0")
     ingest = run_pipe(["kb", "ingest", str(notes)], e)
     assert ingest.returncode == 0, ingest.stderr
