@@ -36,6 +36,7 @@ def run_pty(args, env, answer_feedback=False) -> str:
     child = pexpect.spawn(
         sys.executable, [str(ROOT / "main.py"), *args], env={**env, "TERM": "xterm-256color"},
         cwd=str(ROOT), dimensions=(40, 120), encoding="utf-8", codec_errors="replace", timeout=120,
+        use_poll=True,
     )  # fmt: skip
     seen = ""
     if answer_feedback:

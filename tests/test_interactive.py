@@ -21,6 +21,7 @@ def spawn(args, tmp_path, web, columns=120):
         dimensions=(40, columns),
         encoding="utf-8",
         timeout=60,
+        use_poll=True,
     )
     return child
 
@@ -83,6 +84,7 @@ def spawn_kb(args, tmp_path):
         dimensions=(40, 120),
         encoding="utf-8",
         timeout=60,
+        use_poll=True,
     )
 
 
@@ -132,6 +134,7 @@ def test_the_live_panel_names_the_search_backend_being_asked(tmp_path):
         dimensions=(40, 120),
         encoding="utf-8",
         timeout=60,
+        use_poll=True,
     )
     child.expect(r"web search \(SearXNG\)")
     child.expect("Feedback")

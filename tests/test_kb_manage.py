@@ -114,6 +114,7 @@ def test_removing_several_at_a_terminal_asks_first(tmp_path, corpus, data_dir):
     child = pexpect.spawn(
         sys.executable, [str(ROOT / "main.py"), "kb", "remove", str(corpus / "notes"), str(corpus / "sourdough.md")],
         env=env, cwd=str(tmp_path), encoding="utf-8", timeout=60,
+        use_poll=True,
     )  # fmt: skip
     child.expect(r"Remove these 2 documents\? \[y/N\]")
     assert "volcano.txt" in child.before and "sourdough.md" in child.before

@@ -127,7 +127,12 @@ def test_wrong_argument_types_and_a_nul_path_are_one_line_tool_errors(tmp_path):
 
 def test_mcp_at_a_terminal_says_what_it_is_and_one_ctrl_c_ends_it(tmp_path):
     child = pexpect.spawn(
-        sys.executable, [str(ROOT / "main.py"), "mcp"], env=cli_env(tmp_path), cwd=str(tmp_path), timeout=WAIT_S
+        sys.executable,
+        [str(ROOT / "main.py"), "mcp"],
+        env=cli_env(tmp_path),
+        cwd=str(tmp_path),
+        timeout=WAIT_S,
+        use_poll=True,
     )
     try:
         child.expect("MCP server")

@@ -28,6 +28,7 @@ def spawn(args, tmp_path, columns=160):
         dimensions=(50, columns),
         encoding="utf-8",
         timeout=60,
+        use_poll=True,
     )
 
 

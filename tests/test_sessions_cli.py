@@ -153,7 +153,13 @@ def test_deleting_several_from_a_script_needs_yes(cli, sessions):
 def _spawn(args, tmp_path) -> pexpect.spawn:
     env = cli_env(tmp_path, NO_COLOR="1", TERM="dumb")
     return pexpect.spawn(
-        sys.executable, [str(ROOT / "main.py"), *args], env=env, cwd=str(tmp_path), encoding="utf-8", timeout=60
+        sys.executable,
+        [str(ROOT / "main.py"), *args],
+        env=env,
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=60,
+        use_poll=True,
     )
 
 
