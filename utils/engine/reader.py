@@ -245,7 +245,7 @@ class ModelReader(LexicalReader):
         try:
             rows, products = self.read(question, candidates, idf)
         except LookupError:  # the model went away: words alone
-            return LexicalReader(fallback_weights()).scores(question, candidates, idf)
+            return LexicalReader().scores(question, candidates, idf)
         import numpy as np
 
         prod_w = np.asarray(self.prod_w, dtype=np.float32)
@@ -266,13 +266,6 @@ class SimilarityReader:
         self, question: str, candidates: Sequence[Candidate], idf: IdfLookup | None = None
     ) -> list[float] | None:
         return semantic.similarity(question, [model_text(c) for c in candidates])
-
-
-def fallback_weights() -> dict[str, float]:
-    return (_Weights.get() or {}).get("lexical", {})
-
-
-READERS = ("similarity", "model", "lexical")
 
 
 def default_reader() -> Reader:
