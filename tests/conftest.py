@@ -175,3 +175,13 @@ def web():
 
     with LocalWeb(FIXTURE_WEB) as w:
         yield w
+
+
+def ingest_notes(tmp_path: Path, cli, notes: dict[str, str]) -> None:
+    """Write `notes` (file name -> text) into tmp_path/notes and ingest the folder through the CLI."""
+    folder = tmp_path / "notes"
+    folder.mkdir(exist_ok=True)
+    for name, text in notes.items():
+        (folder / name).write_text(text)
+    done = cli("kb", "ingest", str(folder))
+    assert done.returncode == 0, done.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from conftest import ingest_notes
+
 NOTES = {
     "press.md": "# Quillwort press\n\nThe Quillwort press squeezes fibre mats between two heated drums.\n\n"
     "## Settings\n\nThe default drum gap of the Quillwort press is 4 millimetres.\n",
@@ -13,18 +15,9 @@ NOTES = {
 }
 
 
-def ingest(tmp_path, cli, notes):
-    folder = tmp_path / "notes"
-    folder.mkdir(exist_ok=True)
-    for name, text in notes.items():
-        (folder / name).write_text(text)
-    done = cli("kb", "ingest", str(folder))
-    assert done.returncode == 0, done.stderr
-
-
 def test_kb_search_scores_are_not_all_one_with_few_hits(tmp_path, cli):
     filler = {f"garden{i}.md": f"# Garden {i}\n\nTomatoes in bed {i} want water and sun.\n" for i in range(40)}
-    ingest(tmp_path, cli, {**NOTES, **filler})  # a few hits among many chunks
+    ingest_notes(tmp_path, cli, {**NOTES, **filler})  # a few hits among many chunks
     proc = cli("kb", "search", "Quillwort drum gap", "--json")
     hits = json.loads(proc.stdout)["hits"]
     scores = [h["score"] for h in hits]

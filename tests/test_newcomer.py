@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, ingest_notes
 
 NOTES = {
     "press.md": "# Quillwort press\n\nThe Quillwort press squeezes fibre mats between two heated drums.\n\n"
@@ -19,20 +19,11 @@ NOTES = {
 }
 
 
-def ingest(tmp_path, cli, notes=NOTES):
-    folder = tmp_path / "notes"
-    folder.mkdir(exist_ok=True)
-    for name, text in notes.items():
-        (folder / name).write_text(text)
-    done = cli("kb", "ingest", str(folder))
-    assert done.returncode == 0, done.stderr
-
-
 # -- 6. Global settings are accepted by every command
 
 
 def test_global_settings_are_accepted_by_every_command(tmp_path, cli):
-    ingest(tmp_path, cli)
+    ingest_notes(tmp_path, cli, NOTES)
     alias = ["--engine", "offline", "--tools", "kb", "--confidence", "0.8", "--max-iterations", "3", "--no-cache"]
     for command in (["kb", "stats"], ["kb", "search", "drum gap"], ["kb", "list"], ["sessions", "list"]):
         proc = cli(*alias, *command)
@@ -78,7 +69,7 @@ def test_a_question_whose_first_word_is_one_letter_off_a_command_is_researched(c
 
 
 def test_the_random_part_of_a_session_id_finds_it(tmp_path, cli):
-    ingest(tmp_path, cli)
+    ingest_notes(tmp_path, cli, NOTES)
     proc = cli("--json", "--engine", "offline", "--tools", "kb", "--max-iterations", "1", "What drives the drums?")
     sid = json.loads(proc.stdout)["session_id"]
     shown = cli("sessions", "show", sid.rsplit("-", 1)[1][:5])
@@ -87,7 +78,7 @@ def test_the_random_part_of_a_session_id_finds_it(tmp_path, cli):
 
 
 def test_quiet_prints_no_engine_line(tmp_path, cli):
-    ingest(tmp_path, cli)
+    ingest_notes(tmp_path, cli, NOTES)
     proc = cli("-q", "--tools", "kb", "--max-iterations", "1", "What drives the drums?")
     assert proc.returncode == 0 and proc.stdout
     assert proc.stderr == ""

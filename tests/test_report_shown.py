@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from conftest import ingest_notes
+
 NOTES = {
     "press.md": "# Quillwort press\n\nThe Quillwort press squeezes fibre mats between two heated drums.\n\n"
     "## Settings\n\nThe default drum gap of the Quillwort press is 4 millimetres.\n",
@@ -15,22 +17,13 @@ NOTES = {
 }
 
 
-def ingest(tmp_path, cli, notes=NOTES):
-    folder = tmp_path / "notes"
-    folder.mkdir(exist_ok=True)
-    for name, text in notes.items():
-        (folder / name).write_text(text)
-    done = cli("kb", "ingest", str(folder))
-    assert done.returncode == 0, done.stderr
-
-
 def section(report: str, heading: str) -> str:
     part = report.split(f"## {heading}\n", 1)
     return part[1].split("\n## ", 1)[0] if len(part) == 2 else ""
 
 
 def test_key_sources_are_the_cited_ones_and_the_others_are_listed_apart(tmp_path, cli):
-    ingest(tmp_path, cli)
+    ingest_notes(tmp_path, cli, NOTES)
     proc = cli("--engine", "offline", "--tools", "kb", "What is the default drum gap of the Quillwort press?")
     assert proc.returncode == 0, proc.stderr
     report = proc.stdout
@@ -57,7 +50,7 @@ def test_google_through_gemini_grounding_is_named_so(tmp_path, cli):
 
 
 def test_the_footer_says_the_engine_fell_back(tmp_path, cli):
-    ingest(tmp_path, cli)
+    ingest_notes(tmp_path, cli, NOTES)
     env = {"GEMINI_API_KEY": "k", "GEMINI_BASE_URL": "http://127.0.0.1:9"}
     proc = cli("--tools", "kb", "--max-iterations", "1", "--llm-timeout", "2", "What drives the drums?", env=env)
     assert proc.returncode == 0, proc.stderr
