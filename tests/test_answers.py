@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from sleuth.utils.engine.notes import Weighed
 from sleuth.utils.engine.offline import OfflineEngine, answer_facts, salient_entities
-from sleuth.utils.engine.passages import asks_for, confidence_features, question_weights
+from sleuth.utils.engine.passages import confidence_features, question_weights
 from sleuth.utils.engine.protocol import EngineContext
 from sleuth.utils.research.loopdata import Choice, PendingStep, Source, ToolItem
 from sleuth.utils.text import term_set
@@ -130,12 +130,6 @@ def ask(cli, tmp_path, docs: dict[str, str], question: str) -> dict:
     return json.loads(proc.stdout)
 
 
-def crowded(tip: str, name: str, text: str) -> dict[str, str]:
-    """Twelve pages made from `tip` (its "{i}" numbered) that repeat a question's words, and the page
-    `name` that answers it in other words."""
-    return {f"tip-{i}.md": tip.format(i=i) for i in range(12)} | {name: text}
-
-
 def opening(data: dict) -> str:
     """The answer's first passage: the text before its first citation."""
     return data["answer"].split("[")[0]
@@ -251,13 +245,6 @@ def test_a_question_that_asks_for_a_default_without_the_word_is_answered_with_th
     data = ask(cli, tmp_path, {"backup.md": BACKUP}, question)
     assert not data["answer"].startswith("The sources read do not appear to answer")
     assert "The default is 7 copies." in opening(data)
-
-
-def test_what_an_option_does_is_not_taken_for_a_question_asking_for_an_option():
-    assert asks_for("What does setting a table's fillfactor below 100 actually do?") is None
-    assert asks_for("What does the --keep option do?") is None
-    assert asks_for("Which option keeps old copies?") == "code"
-    assert asks_for("What is the flag that keeps old copies?") == "code"
 
 
 def test_none_opening_a_sentence_is_not_a_lead_to_search_for():
@@ -437,32 +424,6 @@ def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
     assert got.query_or_url.split()[0] == named["url"]
 
 
-def test_a_limit_asked_with_a_superlative_is_searched_for_and_answered_with_the_maximum(cli, tmp_path):
-    # "the most entries I can keep" asks for a limit, which the manual states as a maximum: pages that
-    # repeat the question's own words crowd the search for them, the option's entry is found by the word
-    # a limit is stated with, and the sentence that holds it is quoted
-    docs = crowded(
-        "# Recall tip {i}\n\nThe history keeps the entries you typed, and tip {i} shows how to keep history "
-        "entries you use most, how to keep entries apart and how history entries are kept.",
-        "options.md",
-        "# Options\n\n## history\n\nA list of the commands typed is remembered. "
-        "This option decides how many of them are stored. The maximum value is 10000.",
-    )
-    data = ask(cli, tmp_path, docs, "What's the most entries I can keep in the command history?")
-    assert "The maximum value is 10000." in data["answer"]
-    assert any(u.endswith("options.md") for u in cited(data))
-
-
-def test_a_limit_is_what_a_thing_can_take_asked_with_a_superlative_or_how_long_can():
-    assert asks_for("What's the longest line the editor can handle?") == "number"
-    assert asks_for("What's the largest value --callers accepts?") == "number"
-    assert "maximum" in question_weights("What's the longest line the editor can handle?")
-    assert "minimum" in question_weights("What's the shortest delay the timer will take?")
-    assert "maximum" in question_weights("How long can a job's name be before the spooler cuts it?")
-    assert asks_for("What is the largest city in the county?") is None
-    assert asks_for("Which is the most common way to start the server?") is None
-
-
 def test_the_value_asked_for_is_quoted_from_the_chunk_whose_sentence_names_the_subject():
     # the best passage says what the setting is; the sentence that gives its default comes later in the
     # same chunk, further in words and meaning from the question than passages of other documents
@@ -562,20 +523,6 @@ def test_a_yes_no_question_the_answer_says_neither_yes_nor_no_to_is_not_answered
     data = ask(cli, tmp_path, docs, "Does the spooler retry a failed print job on the same printer?")
     assert "retries a failed print job on the same printer up to three times" in data["answer"]
     assert data["confidence"] < 0.7 and "treat this as a lead to check" in data["answer"]
-
-
-def test_a_limit_asked_as_how_long_can_it_be_is_searched_for_as_a_maximum_length(cli, tmp_path):
-    # "how long can a name be": documentation states the maximum length, in words the question does not
-    # use; pages that repeat the question's own words crowd the search for them
-    docs = crowded(
-        "# Naming tip {i}\n\nA job name can be long or short, and tip {i} shows how long a name you give a job "
-        "can stay readable before the spooler list cuts the name at its maximum.",
-        "limits.md",
-        "# Limits\n\n## Identifiers\n\nNames of queues and printers are identifiers. "
-        "The maximum identifier length is 63 bytes.",
-    )
-    data = ask(cli, tmp_path, docs, "How long can a job name be before the spooler cuts it?")
-    assert "The maximum identifier length is 63 bytes." in data["answer"]
 
 
 def test_a_sentence_that_introduces_a_list_is_quoted_with_the_list(cli, tmp_path):

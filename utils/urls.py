@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 # Query parameters that only track the visitor; dropped by normalize_url.
 TRACKING_PARAMS = frozenset(
@@ -107,3 +107,15 @@ def normalize_url(url: str) -> str:
         return urlunsplit((scheme, netloc, path, query, ""))
     except Exception:  # noqa: BLE001 - junk in, junk out, never an exception
         return s
+
+
+def path_words(path: str) -> str:
+    """The words an address's path spells: "/wiki/Hot_Springs_(band).html" -> " wiki Hot Springs (band)"
+    (a page's extension, and the short hash a saved copy adds before it, dropped)."""
+    path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", unquote(path))
+    return re.sub(r"[_/\-.]+", " ", path)
+
+
+def link_title(url: str) -> str:
+    """The title a page's address spells in its last part ("/wiki/Hot_Springs" -> "Hot Springs")."""
+    return path_words(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]).strip()

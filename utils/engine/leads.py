@@ -9,8 +9,8 @@ from collections.abc import Set
 
 from ..research.loopdata import Form, Source
 from ..text import STOPWORDS, content_terms, fold, stem, term_set
+from .lexicon import NOT_NAMES
 from .notes import Weighed
-from .passages import COMMON_CAPS
 from .select import named_in, title_phrase
 from .tuning import OFFLINE as T
 
@@ -25,9 +25,9 @@ def question_names(query: str) -> list[str]:
     Ed Wood of the same nationality?" (a capitalised question word is not part of a name)."""
     out: list[str] = []
     for m in _ENTITY.finditer(query):
-        for part in re.split(r"\s+and\s+", m.group(0).strip(" .'’-")):
+        for part in " ".join(m.group(0).strip(" .'’-").split()).split(" and "):
             words = part.split()
-            while words and (fold(words[0]) in STOPWORDS or fold(words[0]) in COMMON_CAPS):
+            while words and fold(words[0]) in STOPWORDS | NOT_NAMES:
                 words.pop(0)
             name = " ".join(words)
             if name and content_terms(name) and name not in out:
@@ -37,8 +37,7 @@ def question_names(query: str) -> list[str]:
 
 # Capitalised at a sentence's start, not as part of the name that follows ("Since 2006, ..."); an
 # article stays: "The Conversation" is a name, "Conversation" a word.
-_OPENERS = frozenset("since following according despite upon today".split())
-_LEADING = (COMMON_CAPS | STOPWORDS | _OPENERS) - {"the", "a", "an"}
+_LEADING = (NOT_NAMES | STOPWORDS) - {"the", "a", "an"}
 
 
 def _names(text: str, cut: bool = False):
@@ -49,14 +48,14 @@ def _names(text: str, cut: bool = False):
     without a leading capitalised common word ("In", "Since") or number; a date ("December 1") is not
     a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut)."""
     text = " ".join(text.split())  # positions are in the text with its spaces made single
-    cut = cut and not re.search(r"[.!?\"”)]$", text)
+    cut = cut and not text.endswith((".", "!", "?", '"', "”", ")"))
     for m in _ENTITY.finditer(text):
         for part in _name_parts(m.group(0)):
             words = part.split()
             while words and (fold(words[0].strip(".")) in _LEADING or words[0].isdigit()):
                 words.pop(0)
-            name = re.sub(r"['’]s?$", "", " ".join(words)).strip(" .'’-")
-            if not name or all(fold(w) in COMMON_CAPS or w.isdigit() for w in name.split()):
+            name = _without_possessive(" ".join(words)).strip(" .'’-")
+            if not name or all(fold(w) in STOPWORDS | NOT_NAMES or w.isdigit() for w in name.split()):
                 continue
             start = text.index(name, m.start())
             end = start + len(name)
@@ -68,9 +67,17 @@ def _names(text: str, cut: bool = False):
 def _name_parts(run: str) -> list[str]:
     out = []
     for piece in re.split(r"(?:(?<=[a-z]{2})|(?<=\d))\.\s+|(?<=['’]s)\s+", run):
-        sides = re.split(r"\s+and\s+", piece)
+        sides = " ".join(piece.split()).split(" and ")
         out += sides if all(len(x.split()) > 1 for x in sides) else [piece]
     return out
+
+
+def _without_possessive(name: str) -> str:
+    """A name without the possessive ending it is written with ("Cosby's" -> "Cosby")."""
+    for end in ("'s", "’s", "'", "’"):
+        if name.endswith(end):
+            return name[: -len(end)]
+    return name
 
 
 def _kin(term: str, terms: set[str]) -> bool:

@@ -1,15 +1,17 @@
-"""The English words the offline reader knows by name, kept apart from the algorithm (reader.py) as
-trafilatura keeps its word lists apart from its extractor.
+"""The English words the offline engine knows by name, kept apart from the algorithm as trafilatura
+keeps its word lists apart from its extractor. Everything else it knows of English is the stopword
+list (utils/text.py) and what the sentence model and the reader learned from public data.
 
-Only what a question's form says goes here: which kind of question it is. What a kind of question
-prefers in a passage (a figure for "how many", a name for "who") is not written down: the reader
-learns it from public question/answer data (bench/train_reader.py).
+Only what a question's form says, and the few function words that tell a name from a word,
+go here. What a kind of question prefers in a passage is not written down as a rule per question
+shape: a question asks for a kind of value (values.py) when it names the kind ("default",
+"version", "option") or opens as a measure does ("how many").
 """
 
 from __future__ import annotations
 
 # The kinds of question, by their opening words (after any "and"/"so"/"but"); the first that matches wins.
-# Each kind is one feature the reader crosses with what a passage holds (a figure, a name, code, a date).
+# Each kind is one feature the trained reader crosses with what a passage holds (a figure, a name, code, a date).
 QUESTION_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("how_many", ("how many", "how much")),
     ("how_measure", ("how long", "how large", "how big", "how old", "how far", "how often", "how fast")),
@@ -23,6 +25,36 @@ QUESTION_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("yesno", ("is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will", "would", "has")),
 )
 
+# Auxiliary verbs: a question opening with one is answered yes or no (the yes/no kind above, and "have").
+AUXILIARIES = frozenset({*QUESTION_KINDS[-1][1], "have", "had"})
+
+# The kind of value a question asks for, by a word it uses for the kind: the name of the value
+# ("default", "version") or of the thing documentation lists values of ("option", "command").
+# A question opening as a measure (how_many, how_measure) asks for a number; "when" for a date or release.
+VALUE_WORDS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("default", frozenset({"default", "defaults", "unless"})),  # "unless I change it": what it is otherwise
+    ("when", frozenset({"version", "release", "year"})),
+    ("number", frozenset({"maximum", "minimum", "limit", "size", "number"})),
+    ("code", frozenset({"option", "flag", "command", "variable", "setting", "function", "parameter"})),
+)
+
+# Who a question asks for: "how do I ...", "how can you ..." asks how to do a thing, which documentation
+# answers with a command or an option (values.asks_for: "code").
+PERSONS = frozenset({"i", "you", "we"})
+
 # Words that say a sentence denies what it states: a passage that says what something does NOT do
 # answers a yes/no question as well as one that says what it does.
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "nor", "without"})
+
+# A sentence opening with one of these is about what the text before it (its document's title, the
+# heading it sits under) names.
+REFERS_BACK = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "this", "these"})
+
+# Capitalised, but not a name: month names start dates ("March 3"), and a sentence may open with these.
+NOT_NAMES = frozenset(
+    {"january", "february", "march", "april", "june", "july", "august", "september", "october", "november"}
+    | {"december", "since", "following", "according", "despite", "none"}
+)
+
+# Words that tie two things a yes/no question compares ("both", "the same"), not a property of either.
+LINKING = frozenset({"same", "both", "either", "also", "neither"})

@@ -11,57 +11,42 @@ agreement across sources. Report: the best-supported sentences with numbered cit
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason, ToolItem
 from ..text import bare_title, content_terms, fold, normalize_query, stem, term_set
-from ..urls import normalize_url
+from ..urls import link_title, normalize_url, path_words
 from .leads import anchors, question_names, salient_entities
+from .lexicon import REFERS_BACK
 from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
     KB_FEATURES,
-    asks_for,
-    code_names,
     confidence_features,
     coverage,
-    holds,
     is_quotable,
-    limit_word,
     passages,
     plain_heading,
     question_parts,
     question_weights,
-    short_forms,
-    with_short_forms,
 )
 from .protocol import Answer, BaseEngine, EngineContext, EngineResult
 from .reader import Candidate, default_reader
 from .recent import Recent
 from .select import about_subject, choose, named_in, phrase, title_phrase
 from .tuning import OFFLINE as T
+from .values import asks_for, code_names, holds
 from .verdict import asks_yes_no, verdict
 
 WEB_SEARCH = WEB_SEARCHES
 
 
-def _slug(path: str) -> str:
-    path = re.sub(r"_[0-9a-f]{6}\.html?$|\.html?$", "", unquote(path))
-    return re.sub(r"[_/\-.]+", " ", path)
-
-
 def _slug_terms(url: str) -> set[str]:
-    return term_set(_slug(urlsplit(url).path))
-
-
-def _link_title(url: str) -> str:
-    """The title a page's address spells in its last part ("/wiki/Sela_Ward" -> "Sela Ward")."""
-    return _slug(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]).strip()
+    return term_set(path_words(urlsplit(url).path))
 
 
 class OfflineEngine(BaseEngine):
@@ -98,10 +83,8 @@ class OfflineEngine(BaseEngine):
         def pick(action: str, q: str, why: str) -> EngineResult[Choice]:
             return EngineResult(Choice(action, q, why), self.name)
 
-        limit = limit_word(query)  # a limit is searched for with the word that states one
-        first = f"{round_q} {limit}" if limit else round_q
-        if fresh(SEARCH_KB, first):
-            return pick(SEARCH_KB, first, "Start with the local knowledge base: it is fast and private.")
+        if fresh(SEARCH_KB, round_q):
+            return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
         parts = question_parts(query)  # a two-part question: each part's passages, searched on its own too
         for part in parts:
             if fresh(SEARCH_KB, part):
@@ -135,7 +118,7 @@ class OfflineEngine(BaseEngine):
                 s = len(terms & qterms) + 2.5 * len(terms & ent_terms)
                 if s >= T.MIN_CRAWL_SCORE:
                     # A page titled with a name the question asks about is read first: it is about that name.
-                    title = title_phrase(c.get("title") or _link_title(c["url"]))
+                    title = title_phrase(c.get("title") or link_title(c["url"]))
                     scored.append((-bool(named_in(query, {0: title}, weights)), -s, i, c["url"]))
             if scored:
                 urls = [u for *_, u in sorted(scored)[: T.MAX_CRAWL_PER_STEP]]
@@ -260,7 +243,7 @@ class OfflineEngine(BaseEngine):
             text = "I could not find information that answers this question with the tools available. " + (
                 ctx.why_nothing or ""
             )
-        elif conf < T.NOT_FOUND_BELOW and not decided:
+        elif not decided and _not_answered(query, chosen, facts, sources):
             missing = "".join(f"Nothing read mentions {n}. " for n in _unnamed(query, facts, sources))
             text = (
                 f"The sources read do not appear to answer this question. {missing}These passages come closest. "
@@ -286,16 +269,6 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
     from the same chunk that does; select.choose adds the pair of documents that answers together
     (a two-hop question) and the documents the question names."""
     wants = asks_for(query)
-    # A passage that writes a short form the sources define covers what its long form says
-    # ("Maximum lhs of a mapping" answers "left-hand side" where "{lhs} means left-hand-side").
-    forms = short_forms([f.text for f in facts], weights)
-    if forms:
-        facts = [
-            replace(f, qcov=max(f.qcov or 0.0, coverage(with_short_forms(f.text, forms), weights)))
-            if f.qcov is not None
-            else f
-            for f in facts
-        ]
 
     # With the sentence model (semantic.py), closeness in meaning joins the words in the rank, and
     # holding a value of the kind asked for no longer puts a fact first: the model tells better which
@@ -379,6 +352,16 @@ def _part_values(query: str, facts: list[Weighed], chosen: list[Weighed]) -> lis
         if not any(answers(f, kind, part, own) for f in chosen + out):
             out += [f for f in facts if answers(f, kind, part, own)][:1]
     return out
+
+
+def _not_answered(query: str, chosen: list[Weighed], facts: list[Weighed], sources: list[Source]) -> bool:
+    """Whether what the answer would quote visibly fails the question: a name in code it asks about is
+    in nothing read, or it asks for a kind of value (a default, a number, a release) that no quoted
+    passage holds. A low confidence alone is not enough: the confidence line says how far to trust it."""
+    wants = asks_for(query)
+    return bool(_unnamed(query, facts, sources)) or (
+        wants is not None and not any(holds(wants, f.text, query) for f in chosen)
+    )
 
 
 def _unnamed(query: str, facts: Sequence[Fact], sources: Sequence[Source]) -> list[str]:
@@ -497,18 +480,21 @@ class _Reading:
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
             ):
                 return f"{p.before} {sent}", True
-            if headed and not p.before and (len(sent) < T.MIN_CHARS or _REFERS_BACK.match(sent)):
+            if headed and not p.before and (len(sent) < T.MIN_CHARS or _refers_back(sent)):
                 return under(), True
             return sent, True
         if headed and holds(self.wants, plain_heading(p.heading), self.query):
             return under(), True
-        if headed and not p.before and _REFERS_BACK.match(sent):
+        if headed and not p.before and _refers_back(sent):
             return under(), False  # "GIT_EDITOR: This environment variable overrides $EDITOR."
         return sent, False
 
 
-# A sentence that opens what a heading names and refers back to it: the heading is its subject.
-_REFERS_BACK = re.compile(r"(?:This|These|It|Its|They|Their)\b")
+def _refers_back(sentence: str) -> bool:
+    """A sentence that opens what a heading names and refers back to it ("It ...", "This ..."): the
+    heading is its subject."""
+    first = sentence.split(maxsplit=1)[:1]
+    return bool(first) and first[0][:1].isupper() and fold(first[0]) in REFERS_BACK
 
 
 def _fact(
@@ -567,7 +553,7 @@ def _unread_titles(ctx: EngineContext, new_urls: list[str]) -> list[str]:
     titles = [c["title"] for c in found if c.get("title")][:50]
     read_before = set(ctx.visited_urls)
     links = [u for u in new_urls if normalize_url(u) not in read_before]
-    return titles + [_link_title(u) for u in [c["url"] for c in found if not c.get("title")][:50] + links]
+    return titles + [link_title(u) for u in [c["url"] for c in found if not c.get("title")][:50] + links]
 
 
 def _unread_bridge(leads: list[str], unread_titles: list[str]) -> bool:

@@ -21,229 +21,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..research.loopdata import Form
-from ..text import STOPWORDS, content_terms, fold, paragraphs, split_sentences, stem, term_set, without_marker
+from ..text import (
+    QUESTION_WORDS,
+    STOPWORDS,
+    content_terms,
+    fold,
+    paragraphs,
+    split_sentences,
+    stem,
+    term_set,
+    without_marker,
+)
+from .lexicon import NOT_NAMES
 from .notes import Weighed
 from .tuning import OFFLINE as T
-
-_CAPS = re.compile(r"\b[A-Z][\w]+")
-COMMON_CAPS = frozenset(  # capitalised at a sentence's start, not because they are names
-    """the a an in on at he she it they this that these those his her its their there here when where none
-    what which who how after before during while although however but and or if as by for from with
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
-)
-
-# What a question asks for, and what a sentence that gives it holds. English question wording,
-# not any one document set's: "unless I set one" and "out of the box" ask for a default.
-# A question may ask for a default without the word: the clause that says so ("unless I change it",
-# up to the next comma or the question's end) names no subject, so its words are not weighed as the
-# question's; the word "default" is, as documentation states one with it.
-_DEFAULT_CLAUSE = re.compile(
-    r"\b(?:unless (?:i|you|we|it)\b|if (?:i|you|we) (?:don'?t|do not|never)\b|out of the box|otherwise|"
-    r"when (?:not|no) \w+ (?:is )?(?:set|given|specified)|if (?:not|none) (?:set|given))[^,;?]*",
-    re.I,
-)
-# "The longest line the editor can handle", "the most entries I can keep": a limit (what a thing can take),
-# which documentation states as a maximum (or minimum). "The largest city" is not one.
-_SUPERLATIVE = re.compile(
-    r"\bthe (largest|longest|biggest|highest|greatest|smallest|shortest|lowest|fewest|most|least) "
-    r"(?!(?:common|recent|popular|important|used|likely|useful|efficient|\w+ly)\b)\w+[^?.]*?"
-    r"\b(?:can|could|will|may|accepts?|allows?|supports?|handles?|takes?)\b",
-    re.I,
-)
-# "How long can a name be", "how large can headers get": the size a thing can take, a limit too.
-_HOW_CAN = re.compile(
-    r"\bhow (long|large|big|high|deep|wide|small|short|low) (?:can|could) [^?.,]*?\b(?:be|get|grow)\b", re.I
-)
-# "How long can a name be": the maximum length ("the longest delay" is not a length: only "how ... can")
-_DIMENSION = {
-    "long": "length",
-    "short": "length",
-    "large": "size",
-    "big": "size",
-    "small": "size",
-    "high": "height",
-    "low": "height",
-    "deep": "depth",
-    "wide": "width",
-}
-_LEAST = {"smallest", "shortest", "lowest", "fewest", "least", "small", "short", "low"}
-_ASKS = [
-    ("default", re.compile(rf"\b(?:defaults?|by default)\b|{_DEFAULT_CLAUSE.pattern}", re.I)),
-    (
-        "version",
-        re.compile(
-            r"\b(which|what|in which|since which|from which) (?:[\w.+\-]+ ){0,2}(?:version|release)s?\b|"
-            r"\bsince when\b|\bwhen (?:was|were|did|is|does) .{0,80}\b(?:added|introduced|deprecated|removed|"
-            r"changed|dropped|renamed|first (?:supported|available|appeared))\b",
-            re.I,
-        ),
-    ),
-    (
-        "year",
-        re.compile(
-            r"\b(when (?:was|were|did|is|does)|(?:what|which) (?:years?|decade|date|day)|what time period|released)\b",
-            re.I,
-        ),
-    ),
-    (
-        "number",
-        re.compile(
-            r"\b(how (?:many|much|long|large|big|far|old|tall|high|deep|often|fast|slow|small)|population|"
-            r"number of|maximum|minimum|max(?:imum)? (?:size|length|number)|limit|at what point|up to what|"
-            rf"{_SUPERLATIVE.pattern[2:]}|"
-            r"what (?:temperature|size|percentage|speed|rate|age|height|length|width|weight|amount|port|limit))\b",
-            re.I,
-        ),
-    ),
-    (
-        "code",
-        re.compile(
-            r"\b(which|what) (?:(?!(?:does|do|did|can|could|should|would|will)\b)\w+ ){0,2}"
-            r"(?:option|flag|switch|command|function|method|setting|variable|parameter|"
-            r"key|keyword|argument|property|event|module|class|macro|directive|tool|mode|format|file)s?\b|"
-            r"\bhow (?:do|can|would|should) (?:i|you|we)\b",
-            re.I,
-        ),
-    ),
-]
-_YEAR = re.compile(r"\b(1[5-9][0-9]{2}|20[0-9]{2})\b")
-_DATE = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4}\b|"
-    r"\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{4}\b",
-    re.I,
-)
-_RELEASE = re.compile(r"\bv\d+\.\d+(?:\.\d+)*\b")
-_VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b|\b(?:version|release|v)\s?\d+\b")
-# A figure, with its unit if it has one; a short unit runs on ("30s", "1min", "200ms", "4k").
-_NUMBER = re.compile(
-    r"\b\d[\d,.]*\s*(?:[kmgt]i?b|bytes?|kb|mb|gb|%|percent|seconds?|ms|minutes?|hours?|days?|times|characters?|"
-    r"(?<=\d)(?:s|sec|min|h|d|us|ns|[kmgt])|"
-    r"chars?|lines?|entries|items|rows|columns|bits?)?\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
-    r"eleven|twelve|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion)\b",
-    re.I,
-)
-_DEFAULT = re.compile(r"\bdefaults?\b|\bby default\b|\[default:", re.I)
-_CODE = re.compile(
-    r"(?:^|[\s\"'(])--?[a-zA-Z][\w\-]*(?:=\S*)?|\b\w+(?:\.\w+)*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b|"
-    r"(?:^|\s):[a-z]\w*"
-)
-_HEADING_END = re.compile(r"[.!?:;,]$")
-
-
-_PARTS = re.compile(
-    r",\s+and\s+(?=(?:which|what|how|when|where|who|whom|whose|why|does|do|did|is|are|was|were|can|could|"
-    r"should|will|would)\b)",
-    re.I,
-)
+from .values import CAPITALISED, asks_for, holds
 
 
 def question_parts(question: str) -> list[str]:
-    """The questions a two-part question asks ("Which port does it listen on by default, and which
-    variable changes it?": two), each to search for on its own; [] for a question of one part."""
-    parts = [p.strip(" ?") for p in _PARTS.split(question)]
+    """The questions a two-part question asks ("Which port does it listen on, and which variable
+    changes it?": two), each to search for on its own; [] for a question of one part. A part starts
+    after ", and " with a question word or an auxiliary verb."""
+    pieces = question.split(", and ")
+    parts = [pieces[0]]
+    for piece in pieces[1:]:
+        first = piece.split(maxsplit=1)[:1]
+        if first and fold(first[0]) in QUESTION_WORDS | {"can", "could", "should", "will", "would"}:
+            parts.append(piece)
+        else:
+            parts[-1] += f", and {piece}"
+    parts = [p.strip(" ?") for p in parts]
     return parts if len(parts) > 1 and all(len(content_terms(p)) >= 2 for p in parts) else []
-
-
-def code_names(question: str) -> list[str]:
-    """The names in code a question asks about ("--env-file", "fs.watch()", "max_connections"), as
-    documentation writes them: an option without its value, a call without its brackets."""
-    out = []
-    for m in _CODE.finditer(question):
-        name = m.group(0).strip().strip("`").split("=")[0].removesuffix("()")
-        if len(name) > 2 and not name.startswith(":"):  # ":set": an editor command's name is a common word
-            out.append(name)
-    return out
-
-
-def limit_word(question: str) -> str:
-    """The words documentation states a limit with ("maximum", or "minimum"), for a question that asks
-    for one with a superlative ("the longest line the editor can handle") or with "how long can ... be"
-    ("maximum length": the size asked about is named too); else ""."""
-    limit = _SUPERLATIVE.search(question) or _HOW_CAN.search(question)
-    if not limit or asks_for(question) not in ("number", "default"):
-        return ""
-    word = "minimum" if limit.group(1).lower() in _LEAST else "maximum"
-    size = _DIMENSION.get(limit.group(1).lower()) if limit.re is _HOW_CAN else None
-    return f"{word} {size}" if size else word
-
-
-def asks_for(question: str) -> str | None:
-    """The kind of value a question asks for ("default", "version", "year", "number", "code"), if any."""
-    for kind, pattern in _ASKS:
-        if pattern.search(question):
-            return kind
-    return None
-
-
-def holds(kind: str | None, text: str, question: str = "") -> bool:
-    """Whether `text` holds a value of that kind that the question does not already state."""
-    if not kind:
-        return False
-    q = fold(question)
-    if kind == "default":
-        return bool(_DEFAULT.search(text)) and _has_value(text, q)
-    if kind == "version":  # a version number, or the date of a release
-        return any(fold(m.group(0)) not in q for m in (*_VERSION.finditer(text), *_DATE.finditer(text)))
-    if kind == "year":  # a date, a year, or the release a thing came with ("added: v17.0.0")
-        return any(
-            fold(m.group(0)) not in q for m in (*_DATE.finditer(text), *_YEAR.finditer(text), *_RELEASE.finditer(text))
-        )
-    if kind == "number":  # a figure: a name in code is not an amount
-        return _has_value(text, q, _NUMBER)
-    if kind == "code":
-        return any(fold(m.group(0).strip()) not in q for m in _CODE.finditer(text))
-    return False
-
-
-def _has_value(text: str, q: str, *kinds: re.Pattern) -> bool:
-    for m in (x for kind in kinds or (_NUMBER, _CODE) for x in kind.finditer(text)):
-        v = fold(m.group(0).strip())
-        if v and v not in q and not _YEAR.fullmatch(v):
-            return True
-    return False
-
-
-# A short form a document defines: "{lhs} means left-hand-side", "WAL stands for write-ahead log",
-# "Write-Ahead Logging (WAL)". A passage that writes the short form says what the long one does.
-_MEANS = re.compile(
-    r"(?:^|[.:;]\s+)[{<`'\"]?([A-Za-z][\w-]{0,11})[}>`'\"]?\s+"
-    r"(?:means|stands for|is short for|is an abbreviation (?:for|of))\s+"
-    r"(?:the\s+)?[\"'`]?([A-Za-z][\w -]{2,40}?)(?=[\"'`]?(?:[.,;:)]|\s*$))"
-)
-_SPELLED = re.compile(r"\b([A-Za-z][\w-]+(?:\s+[A-Za-z][\w-]+){1,4})\s+\(([A-Z][A-Z0-9]{1,7})s?\)")
-
-
-def short_forms(texts: list[str], weights: dict[str, float]) -> dict[str, set[str]]:
-    """Short forms the texts define whose long form holds words of the question (weights) that the
-    short one does not: folded token -> the long form's terms."""
-    found: dict[str, set[str]] = {}
-    for text in texts:
-        # "{lhs} means ...", "WAL stands for ...": a short form is marked or in capitals ("This means" is not one)
-        pairs = [
-            (m.group(1), m.group(2))
-            for m in _MEANS.finditer(text)
-            if (m.start(1) and text[m.start(1) - 1] in "{<`'\"") or (m.group(1).isupper() and len(m.group(1)) > 1)
-        ]
-        for long, short in _SPELLED.findall(text):
-            words = [w for w in re.split(r"[\s-]+", long) if w]
-            n = len(short)  # "Write-Ahead Logging (WAL)": the last words whose initials spell it
-            if len(words) >= n and "".join(w[0] for w in words[-n:]).lower() == short.lower():
-                pairs.append((short, " ".join(words[-n:])))
-        for short, long in pairs:
-            key = fold(short)
-            terms = term_set(long) - term_set(short)
-            if key not in STOPWORDS and key not in weights and stem(key) not in weights and terms & set(weights):
-                found.setdefault(key, set()).update(terms)
-    return found
-
-
-def with_short_forms(text: str, forms: dict[str, set[str]]) -> set[str]:
-    """A text's terms with the long forms of the short forms (short_forms) it writes."""
-    out = term_set(text)
-    for tok in set(re.findall(r"[A-Za-z][\w-]*", text)):
-        out |= forms.get(fold(tok), set())
-    return out
 
 
 def coverage(terms: set[str], weights: dict[str, float]) -> float:
@@ -256,14 +64,14 @@ def question_weights(query: str, extra: Sequence[str] = (), idf: dict[str, float
     """Stemmed question terms -> weight: names and numbers weigh more, feedback terms less, and (with
     the knowledge base's IDF) a word common to the whole collection less than a rare one."""
     w: dict[str, float] = {}
-    caps = {stem(fold(m)) for m in _CAPS.findall(query)} - {stem(s) for s in COMMON_CAPS}
-    if not _DEFAULT.search(query) and _DEFAULT_CLAUSE.search(query):
-        query = _DEFAULT_CLAUSE.sub(" ", query) + " default"
+    caps = {stem(fold(m)) for m in CAPITALISED.findall(query) if fold(m) not in STOPWORDS | NOT_NAMES}
     for t in content_terms(query):
         s = stem(t)
         w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
-    for implied in limit_word(query).split():  # implied, not said: it weighs less than the question's own words
-        w.setdefault(stem(implied), T.LIMIT_WORD_WEIGHT)
+    if (
+        asks_for(query) == "default"
+    ):  # implied, not said ("unless I change it"): it weighs less than the question's own words
+        w.setdefault(stem("default"), T.IMPLIED_WORD_WEIGHT)
     for t in extra:
         w.setdefault(stem(t), T.FEEDBACK_WEIGHT)
     if idf:
@@ -294,7 +102,11 @@ _ITEM_MARK = re.compile(r"^(?:[|*•+]|-(?=\s|$))")  # a table row or a list ite
 
 def _is_heading(para: str) -> bool:
     words = para.split()
-    return 0 < len(words) <= T.HEADING_MAX_WORDS and not _HEADING_END.search(para) and not _ITEM_MARK.match(para)
+    return (
+        0 < len(words) <= T.HEADING_MAX_WORDS
+        and not para.endswith((".", "!", "?", ":", ";", ","))
+        and not _ITEM_MARK.match(para)
+    )
 
 
 def without_heading(text: str) -> str:

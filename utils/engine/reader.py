@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Protocol
 from ..text import content_terms, fold, stem, tokenize
 from . import semantic
 from .lexicon import NEGATIONS, QUESTION_KINDS
+from .values import CODE, FIGURE, YEAR, capitalised, question_kind
 
 WEIGHTS_FILE = Path(__file__).with_name("reader_weights.json")
 # The sha256 of reader_weights.json as bench/train_reader.py wrote it: a file that differs is not loaded.
@@ -41,11 +41,6 @@ WEIGHTS_SHA256 = "112550f3d916527eb5d546af630d9a11c5037b70ab280be95f7441d6f1b0f4
 IDF_CAP = 6.0  # a word rarer than this is simply rare: rarer does not mean more relevant
 SHAPES = ("figure", "year", "name", "code", "negation")
 KINDS = tuple(k for k, _ in QUESTION_KINDS) + ("other",)
-
-_YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
-_DIGIT = re.compile(r"\d")
-_CODE = re.compile(r"`|--?[a-zA-Z]|\w\(\)|\w_\w|[a-z][A-Z]|\w\.\w+\(|<\w+>")
-_CAPWORD = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 
 
 @dataclass(frozen=True)
@@ -70,18 +65,6 @@ class Reader(Protocol):
 IdfLookup = Callable[[str], float | None]  # a stemmed term -> its IDF in the collection read, or None
 
 
-def question_kind(question: str) -> str:
-    """What kind of question this is, by its opening words (lexicon.QUESTION_KINDS)."""
-    toks = tokenize(question)
-    for i in range(min(4, len(toks))):
-        for kind, openers in QUESTION_KINDS:
-            for op in openers:
-                words = op.split()
-                if toks[i : i + len(words)] == words and (kind != "yesno" or i == 0):
-                    return kind
-    return "other"
-
-
 def _terms(text: str) -> list[str]:
     return [stem(t) for t in content_terms(text)]
 
@@ -104,12 +87,12 @@ def shapes(text: str, question: str = "") -> dict[str, float]:
     """What a passage holds, whatever it says: a figure, a year, a name the question does not say, code,
     a negation."""
     qwords = set(tokenize(question))
-    names = [m for m in _CAPWORD.findall(text) if m.lower() not in qwords]
+    names = [m for m in capitalised(text) if m.lower() not in qwords]
     return {
-        "figure": float(bool(_DIGIT.search(text))),
-        "year": float(bool(_YEAR.search(text))),
+        "figure": float(bool(FIGURE.search(text))),
+        "year": float(bool(YEAR.search(text))),
         "name": float(bool(names)),
-        "code": float(bool(_CODE.search(text))),
+        "code": float(bool(CODE.search(text))),
         "negation": float(any(t in NEGATIONS for t in tokenize(text))),
     }
 

@@ -14,13 +14,13 @@ the same text names ("Make Love" inside "Shut Up, Make Love") is not a mention o
 
 from __future__ import annotations
 
-import re
-
 from ..research.loopdata import Source
-from ..text import bare_title, has_qualifier, term_set, tokenize
+from ..text import bare_title, fold, has_qualifier, term_set, tokenize
+from .lexicon import REFERS_BACK
 from .notes import Weighed
-from .passages import asks_for, coverage, holds, without_heading
+from .passages import coverage, without_heading
 from .tuning import OFFLINE as T
+from .values import asks_for, holds
 
 MAX_FACTS = 4
 FIRST_CANDIDATES = 8  # facts considered for the first half of the pair
@@ -28,14 +28,6 @@ LINK_BONUS = 0.4
 READ_LINK = 1.0  # named only in text read but not kept as a fact: how well that answers is not known
 NAMED_BONUS = 0.2
 TYPE_BONUS = 0.15
-
-# A sentence opening with a pronoun is about the document's subject ("He was working as ...").
-_PRONOUN = re.compile(r"(?:He|She|It|They|His|Her|Its|Their)\b")
-_NAME_WORD = re.compile(r"\b[A-Z0-9][\w'’\-]*")
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_NUMBER = re.compile(r"\b\d[\d,.]*\b")
-_WANTS_YEAR = re.compile(r"\b(when|(?:what|which) (?:years?|decade|date)|what time period)\b", re.I)
-_WANTS_NUMBER = re.compile(r"\b(how many|how much|how long|how old|how tall|how far|population|number of)\b", re.I)
 
 
 def phrase(text: str) -> str:
@@ -56,7 +48,8 @@ def mentions(text: str, names: dict[int, str], own: int | None = None) -> set[in
     title found only inside a longer title the text also names (or inside the text's own document
     title) does not count."""
     t = phrase(text)
-    caps = set(tokenize(" ".join(_NAME_WORD.findall(text))))
+    words = [w.lstrip("([{\"'“‘") for w in text.split()]
+    caps = set(tokenize(" ".join(w for w in words if w[:1].isupper() or w[:1].isdigit())))
     found = {n: p for n, p in names.items() if p and p in t and not caps.isdisjoint(p.split())}
     longer = list(found.values()) + ([names[own]] if own in names and names[own] in t else [])
     return {n for n, p in found.items() if n != own and not any(p != q and p in q for q in longer)}
@@ -73,15 +66,8 @@ def about_subject(sentence: str, opening: bool) -> bool:
     """Whether a sentence of a document is about what the document's title names: its opening
     sentence is ("Edward Davis Wood Jr. ... was an American filmmaker" under "Ed Wood"), and so is
     one that opens with a pronoun ("He was working as a software engineer ...")."""
-    return opening or bool(_PRONOUN.match(sentence.lstrip()))
-
-
-def _wanted(query: str):
-    if _WANTS_YEAR.search(query):
-        return _YEAR
-    if _WANTS_NUMBER.search(query):
-        return _NUMBER
-    return None
+    first = sentence.split(maxsplit=1)[:1]
+    return opening or (bool(first) and first[0][:1].isupper() and fold(first[0]) in REFERS_BACK)
 
 
 def choose(
@@ -98,8 +84,6 @@ def choose(
         text_of[f.source] = text_of.get(f.source, "") + " " + f.text
     named = named_in(query, names, weights)
     linked = {n: mentions(text_of.get(n, ""), names, own=n) for n in {f.source for f in facts}}
-    wanted = _wanted(query)
-    qwords = set(tokenize(query))
     w = set(weights)
     # A document's opening sentence is about what its title names (as the analyzer reads it).
     titles = {s.n: term_set(bare_title(s.title)) for s in sources}
@@ -116,9 +100,7 @@ def choose(
     wants = asks_for(query)
 
     def has_type(f: Weighed) -> bool:
-        if wants in ("default", "version", "code"):
-            return holds(wants, f.text, query)
-        return bool(wanted) and any(v not in qwords for v in wanted.findall(f.text))
+        return holds(wants, f.text, query)
 
     plain = {s.n for s in sources if not has_qualifier(s.title)}
 

@@ -32,7 +32,7 @@ class OfflineTuning:
     # --- weighing the question's words
     NAME_WEIGHT: float = 1.5  # a capitalised word or a number in the question names what is asked about
     FEEDBACK_WEIGHT: float = 0.5  # feedback steers the search but is not the question
-    LIMIT_WORD_WEIGHT: float = 0.5  # "maximum", weighed for a question asking for a limit without the word
+    IMPLIED_WORD_WEIGHT: float = 0.5  # "default", weighed for a question asking for one without the word
     IDF_UNIT: float = 2.5  # the KB IDF at which a word keeps its weight (a word in ~8 % of chunks)
     IDF_FLOOR: float = 0.4  # a word in most chunks still counts a little (it may be the subject)
     IDF_CAP: float = 6.0  # beyond this a word is simply rare; rarer does not mean more relevant
@@ -61,8 +61,6 @@ class OfflineTuning:
     # picked each fact: closeness decides which of them answers (0.5 -> 3 on docsqa-dev even: 15 -> 18 of 37 right)
     MEANING_CANDIDATES: int = 5  # a passage's best sentences by words that the model re-ranks (~30 ms each)
     PAIR_SCORE_WEIGHT: float = 0.05  # the analyzer's own score of each fact breaks near-ties between pairs
-
-    NOT_FOUND_BELOW: float = 0.3  # below this the report says the sources do not answer (no right dev answer is)
 
     # --- confidence: a logistic model of the answer's features (passages.confidence_features), fitted
     # by bench/calibrate.py on the even halves of docsqa-dev and hotpotqa-dev100 (KB and web) for log loss.

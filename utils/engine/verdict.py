@@ -21,13 +21,16 @@ import re
 
 from ..research.loopdata import Source
 from ..text import STOPWORDS, bare_title, fold, has_qualifier, qualifier, term_set, tokenize
+from .lexicon import AUXILIARIES, LINKING, NOT_NAMES
 from .notes import Weighed
 from .select import named_in, title_phrase
 
-_AUX = frozenset("is are was were do does did can could has have had will would should".split())
-_LINKING = frozenset("same both either also neither".split())
 _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:(?:an?|the|one of the)\s+)?(.{0,80})")
-_MONTHS = frozenset("january february march april may june july august september october november december".split())
+
+
+def _words(text: str) -> list[str]:
+    """The words of a text as it writes them (case kept), without the punctuation around them."""
+    return [w for w in (x.strip('.,;:!?()[]{}"“”') for x in text.split()) if any(c.isalnum() for c in w)]
 
 
 def _facts_of(n: int, facts: list[Weighed]) -> list[Weighed]:
@@ -40,16 +43,16 @@ def _what_it_is(fact: str) -> tuple[set[str], str]:
     m = _COPULA.search(fact)
     if not m:
         return set(), ""
-    words = re.findall(r"[^\W\d_][\w'’\-]*", m.group(1))[:6]
-    caps = {fold(w) for w in words if w[0].isupper() and fold(w) not in _MONTHS}
-    plain = [fold(w) for w in words if fold(w) not in STOPWORDS and not re.match(r"\d", w)]
+    words = [w for w in _words(m.group(1)) if not w[0].isdigit()][:6]
+    caps = {fold(w) for w in words if w[0].isupper() and fold(w) not in NOT_NAMES}
+    plain = [fold(w) for w in words if fold(w) not in STOPWORDS]
     return caps, (plain[0] if plain else "")
 
 
 def asks_yes_no(query: str) -> bool:
     """Whether a question is answered yes or no: it opens with an auxiliary verb ("Can I ...?", "Were A and B ...?")."""
     toks = tokenize(query)
-    return bool(toks) and toks[0] in _AUX
+    return bool(toks) and toks[0] in AUXILIARIES
 
 
 def verdict(query: str, chosen: list[Weighed], facts: list[Weighed], sources: list[Source], weights: dict[str, float]):
@@ -98,7 +101,7 @@ def _decide(query, chosen, facts, sources, weights):
             return "No", f"{subject[a]}: {va} [{a}]. {subject[b]}: {vb} [{b}].", (fa, fb)
         return None
 
-    prop = set(weights) - term_set(pa) - term_set(pb) - {t for t in qwords if t in _LINKING | _AUX}
+    prop = set(weights) - term_set(pa) - term_set(pb) - {t for t in qwords if t in LINKING | AUXILIARIES}
     if not prop:
         return None
     read = {x.n: term_set(" ".join(filter(None, (x.title, x.excerpt, x.snippet)))) for x in sources}
@@ -125,13 +128,13 @@ def _decide(query, chosen, facts, sources, weights):
 
 def _as_written(text: str, folded: set[str]) -> str:
     """The first word of `text` whose folded form is in `folded`, as the text writes it."""
-    return next(w for w in re.findall(r"[\w'’\-]+", text) if fold(w) in folded)
+    return next((w for w in _words(text) if fold(w) in folded), "")
 
 
 def _surface(query: str, terms: set[str]) -> str:
     """The question's own words for a set of index terms, in its order ("located", "Michigan")."""
     out = []
-    for w in re.findall(r"[^\W_][\w'’\-]*", query):
+    for w in _words(query):
         if term_set(w) & terms and w not in out:
             out.append(w)
     return " ".join(out)
