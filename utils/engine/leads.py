@@ -46,7 +46,8 @@ def _names(text: str, cut: bool = False):
     "Python 2. If"; not "J. Smith" or "St. Louis"), at "and" between names of two words or more
     ("Quincy Jones and Bill Cosby", not "Procter and Gamble") and after a possessive ("Cosby's 1976"),
     without a leading capitalised common word ("In", "Since") or number; a date ("December 1") is not
-    a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut)."""
+    a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut),
+    nor one word that opens a sentence and is written nowhere else with its capital ("See", "Note")."""
     text = " ".join(text.split())  # positions are in the text with its spaces made single
     cut = cut and not text.endswith((".", "!", "?", '"', "”", ")"))
     for m in _ENTITY.finditer(text):
@@ -59,9 +60,26 @@ def _names(text: str, cut: bool = False):
                 continue
             start = text.index(name, m.start())
             end = start + len(name)
+            if " " not in name and _opens_sentence(text, start) and not _capitalised_inside(text, name, start):
+                continue  # "See", "Note": capitalised because a sentence starts there, as far as one can tell
             if cut and end >= len(text.rstrip(" .'’-")):
                 continue
             yield name, start, end
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip(" \"'\u201c(")
+    return not before or before.endswith((".", "!", "?", ":"))
+
+
+def _capitalised_inside(text: str, word: str, first: int) -> bool:
+    """Whether `word` is written again, capitalised, where no sentence starts (it is a name then)."""
+    at = text.find(word, first + 1)
+    while at != -1:
+        if not _opens_sentence(text, at):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _name_parts(run: str) -> list[str]:

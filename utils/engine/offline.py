@@ -416,11 +416,14 @@ class _Reading:
             if p.code and self.wants != "code":
                 continue
             quote, value = self.quote(p)
-            if not is_quotable(quote) or fold(quote) in known:
+            shown = _with_subject(quote, p, it.title)
+            if not is_quotable(quote) or fold(quote) in known or fold(shown) in known:
                 continue
             # what a line ending with a colon introduces is quoted with it, but the line is scored on
             # its own words: the words of a whole list would outscore the sentence that answers
             said = quote.removesuffix(f" {p.then}") if p.then else quote
+            if it.form == Form.SNIPPET and not term_set(said) - set(self.weights) - title_terms:
+                continue  # a search snippet in the question's own words says nothing of the page
             terms = term_set(said) | (title_terms if about_subject(quote, opening) else set())
             qcov = coverage(terms, self.weights)
             framed = coverage(terms | p.context, self.weights)
@@ -431,7 +434,7 @@ class _Reading:
                 # The reader reads the sentence under its heading: "added: v14.14.0" is about what its
                 # heading names, as the words of a sentence's frame count for it above.
                 head = f"{it.section} › {plain_heading(p.heading)}" if p.heading else it.section
-                cands.append((max(score, T.MIN_SCORE), full, quote, Candidate(quote, head)))
+                cands.append((max(score, T.MIN_SCORE), full, shown, Candidate(quote, head)))
             elif opens and lead is None:
                 lead = (it, qcov, quote)
         cands.sort(key=lambda c: -c[0])
@@ -488,6 +491,16 @@ class _Reading:
         if headed and not p.before and _refers_back(sent):
             return under(), False  # "GIT_EDITOR: This environment variable overrides $EDITOR."
         return sent, False
+
+
+def _with_subject(quote: str, p, title: str) -> str:
+    """A quote that names its subject: the first sentence under a heading that shares no word with it
+    ("The default value is 40." under the entry "queue.depth") is quoted under that heading; it is
+    scored on its own words, as before (the heading frames it)."""
+    head = plain_heading(p.heading) if p.heading and not p.title_line and not p.before else ""
+    if not head or p.code or fold(head) == fold(title) or fold(quote).startswith(fold(head)):
+        return quote
+    return quote if term_set(head) & p.own else f"{head}: {quote}"
 
 
 def _refers_back(sentence: str) -> bool:

@@ -1,0 +1,73 @@
+"""What an answer quotes reads on its own and comes from what was read: a sentence that does not name
+its subject is quoted under the heading that does; a search snippet that only repeats the question's
+words is not quoted; a word capitalised because a sentence starts there is not a lead to search for.
+Every example is made up."""
+
+from __future__ import annotations
+
+from sleuth.utils.engine.notes import Weighed
+from sleuth.utils.engine.offline import OfflineEngine, salient_entities
+from sleuth.utils.engine.protocol import EngineContext
+from sleuth.utils.research.loopdata import Choice, PendingStep, Source, ToolItem
+from sleuth.utils.text import term_set
+
+
+def _kept(question: str, item: ToolItem, action: str = "search_kb") -> list[str]:
+    ctx = EngineContext(
+        question,
+        step=PendingStep(1, Choice(action, question), [item]),
+        sources=[Source(item.source, item.title, item.url)],
+    )
+    return [f.text for f in OfflineEngine().analyze(ctx).data.facts]
+
+
+def test_an_entrys_sentence_is_quoted_under_the_term_it_describes():
+    # "The default value is 40." alone does not say what it is the default of: its entry's term does
+    text = (
+        "# Spooler settings\n\n## queue.depth\n\nThe default value is 40, enough for most print servers.\n\n"
+        "## queue.age\n\nThe default value is 7 days."
+    )
+    item = ToolItem(url="/docs/settings.md", title="Spooler settings", text=text, form="kb", source=1, score=1.0)
+    kept = _kept("What is the default value of queue.depth?", item)
+    assert "queue.depth: The default value is 40, enough for most print servers." in kept
+
+
+def test_a_sentence_that_names_its_subject_is_quoted_as_written():
+    text = "# Spooler settings\n\n## queue.depth\n\nThe queue.depth setting holds at most 40 jobs by default."
+    item = ToolItem(url="/docs/settings.md", title="Spooler settings", text=text, form="kb", source=1, score=1.0)
+    kept = _kept("How many jobs does queue.depth hold by default?", item)
+    assert "The queue.depth setting holds at most 40 jobs by default." in kept
+
+
+def test_a_search_snippet_in_the_questions_own_words_is_not_quoted():
+    q = "How many jobs can the Orvin spooler hold in its queue?"
+    echo = ToolItem(
+        url="https://example.org/forum/42",
+        title="Orvin spooler queue",
+        text="Orvin spooler queue. How many jobs can the Orvin spooler hold in its queue?",
+        form="snippet",
+        source=1,
+    )
+    assert _kept(q, echo, action="duckduckgo") == []
+    told = ToolItem(
+        url="https://example.org/manual",
+        title="Orvin spooler manual",
+        text="Orvin spooler manual. The Orvin spooler holds up to 40 jobs in its queue.",
+        form="snippet",
+        source=1,
+    )
+    assert any("40 jobs" in k for k in _kept(q, told, action="duckduckgo"))
+
+
+def test_a_word_capitalised_because_a_sentence_starts_there_is_not_a_lead():
+    facts = [
+        Weighed(
+            "See the retry table for the limits. Note that the spooler was written by Mara Quell.",
+            1,
+            1.0,
+            qcov=0.6,
+        )
+    ]
+    leads = salient_entities(facts, term_set("Who wrote the print spooler?"))
+    assert "Mara Quell" in leads
+    assert "See" not in leads and "Note" not in leads
