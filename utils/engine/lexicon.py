@@ -29,13 +29,39 @@ QUESTION_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 AUXILIARIES = frozenset({*QUESTION_KINDS[-1][1], "have", "had"})
 
 # The kind of value a question asks for, by a word it uses for the kind: the name of the value
-# ("default", "version") or of the thing documentation lists values of ("option", "command").
-# A question opening as a measure (how_many, how_measure) asks for a number; "when" for a date or release.
+# ("default", "version") or of the thing documentation lists values of ("option", "command"), the
+# latter after "which"/"what" ("which option ..."). A question opening as a measure (how_many,
+# how_measure) asks for a number; "when" for a date or release.
 VALUE_WORDS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("default", frozenset({"default", "defaults", "unless"})),  # "unless I change it": what it is otherwise
+    ("default", frozenset({"default", "defaults"})),
     ("when", frozenset({"version", "release", "year"})),
     ("number", frozenset({"maximum", "minimum", "limit", "size", "number"})),
-    ("code", frozenset({"option", "flag", "command", "variable", "setting", "function", "parameter"})),
+    ("code", frozenset({"option", "flag", "command", "variable", "setting", "function", "parameter", "tool"})),
+)
+
+# A clause that asks for what holds when nothing is set ("unless I set it", "out of the box"): the
+# question asks for a default, and the clause's words are not its subject.
+DEFAULT_CLAUSES = ("unless", "otherwise", "out of the box")
+
+# A limit asked with a superlative and "can" ("the longest name it can take") or as "how long can ...
+# be": documentation states it as a maximum or a minimum of a dimension.
+SUPERLATIVES = {
+    "longest": "maximum length",
+    "largest": "maximum size",
+    "biggest": "maximum size",
+    "highest": "maximum",
+    "most": "maximum",
+    "shortest": "minimum length",
+    "smallest": "minimum size",
+    "lowest": "minimum",
+    "fewest": "minimum",
+    "least": "minimum",
+}
+DIMENSIONS = {"long": "maximum length", "large": "maximum size", "big": "maximum size", "high": "maximum"}
+
+# Figures written as words ("one minute", "two copies").
+NUMBER_WORDS = frozenset(
+    {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "hundred", "thousand", "million"}
 )
 
 # Who a question asks for: "how do I ...", "how can you ..." asks how to do a thing, which documentation

@@ -39,7 +39,7 @@ from .reader import Candidate, default_reader
 from .recent import Recent
 from .select import about_subject, choose, named_in, phrase, title_phrase
 from .tuning import OFFLINE as T
-from .values import asks_for, code_names, holds
+from .values import asks_for, code_names, holds, limit_word
 from .verdict import asks_yes_no, verdict
 
 WEB_SEARCH = WEB_SEARCHES
@@ -83,8 +83,10 @@ class OfflineEngine(BaseEngine):
         def pick(action: str, q: str, why: str) -> EngineResult[Choice]:
             return EngineResult(Choice(action, q, why), self.name)
 
-        if fresh(SEARCH_KB, round_q):
-            return pick(SEARCH_KB, round_q, "Start with the local knowledge base: it is fast and private.")
+        limit = limit_word(query)  # a limit is searched for with the words that state one
+        first = f"{round_q} {limit}" if limit else round_q
+        if fresh(SEARCH_KB, first):
+            return pick(SEARCH_KB, first, "Start with the local knowledge base: it is fast and private.")
         parts = question_parts(query)  # a two-part question: each part's passages, searched on its own too
         for part in parts:
             if fresh(SEARCH_KB, part):

@@ -12,7 +12,16 @@ from __future__ import annotations
 import re
 
 from ..text import fold, tokenize
-from .lexicon import AUXILIARIES, PERSONS, QUESTION_KINDS, VALUE_WORDS
+from .lexicon import (
+    AUXILIARIES,
+    DEFAULT_CLAUSES,
+    DIMENSIONS,
+    NUMBER_WORDS,
+    PERSONS,
+    QUESTION_KINDS,
+    SUPERLATIVES,
+    VALUE_WORDS,
+)
 
 FIGURE = re.compile(r"\b\d[\d,.]*\w*")  # "20000000", "1,024", "30s", "4.5"
 YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
@@ -23,7 +32,7 @@ CODE = re.compile(
 CAPITALISED = re.compile(r"(?<![\w'’.-])[A-Z][\w'’\-]*")
 
 _MEASURES = {"how_many", "how_measure"}
-_DEFAULT_WORDS = dict(VALUE_WORDS)["default"] - {"unless"}  # documentation states one with the word
+_DEFAULT_WORDS = dict(VALUE_WORDS)["default"]
 
 
 def question_kind(question: str) -> str:
@@ -39,18 +48,68 @@ def question_kind(question: str) -> str:
 
 
 def asks_for(question: str) -> str | None:
-    """The kind of value a question asks for ("default", "when", "number", "code"), if any: the first
-    kind whose word it uses (lexicon.VALUE_WORDS), else by how it opens: a measure, a date, or how to
-    do a thing oneself."""
-    words = set(tokenize(question))
-    for kind, names in VALUE_WORDS:
-        if words & names:
+    """The kind of value a question asks for ("default", "when", "number", "code"), if any: a default
+    when it says so or has a default clause (lexicon.DEFAULT_CLAUSES); else the first kind whose word it
+    uses (lexicon.VALUE_WORDS: a kind of thing to name after "which"/"what"); else by how it opens: a
+    measure or a limit, a date, or how to do a thing oneself."""
+    toks = tokenize(question)
+    words = set(toks)
+    if words & _DEFAULT_WORDS or default_clause(toks):
+        return "default"
+    for kind, names in VALUE_WORDS[1:]:
+        hits = [i for i, t in enumerate(toks) if t in names]
+        if hits and (kind != "code" or any(_after_which(toks, i) for i in hits)):
             return kind
     opening = question_kind(question)
-    toks = tokenize(question)
+    if opening in _MEASURES or limit_word(question):
+        return "number"
     if toks[:1] == ["how"] and toks[1:2] and toks[1] in AUXILIARIES and toks[2:3] and toks[2] in PERSONS:
         return "code"  # "how do I ...": a command or an option does it
-    return "number" if opening in _MEASURES else "when" if opening == "when" else None
+    return "when" if opening == "when" else None
+
+
+def _after_which(toks: list[str], i: int) -> bool:
+    """Whether the word at `i` is what "which"/"what" asks for: at most two words after it ("which
+    two options", not "what does the option do")."""
+    return any(toks[j] in ("which", "what") for j in range(max(0, i - 3), i)) and not any(
+        t in AUXILIARIES for t in toks[max(0, i - 3) : i]
+    )
+
+
+def default_clause(toks: list[str]) -> tuple[int, int] | None:
+    """Where a default clause (lexicon.DEFAULT_CLAUSES) is among a question's tokens: (start, end)."""
+    text = " " + " ".join(toks) + " "
+    for clause in DEFAULT_CLAUSES:
+        at = text.find(f" {clause} ")
+        if at != -1:
+            start = text[:at].count(" ")
+            return start, len(toks)
+    return None
+
+
+def clause_words(question: str) -> set[str]:
+    """The words of a question's default clause from its opening word to the next comma ("unless I set
+    one", "out of the box"): they say when, not what the question is about."""
+    out: set[str] = set()
+    for part in question.split(","):
+        toks = tokenize(part)
+        where = default_clause(toks)
+        if where:
+            out |= set(toks[where[0] : where[1]])
+    return out
+
+
+def limit_word(question: str) -> str:
+    """The words documentation states a limit with, for a question that asks for one with a
+    superlative and "can" ("the longest name it can take": "maximum length") or as "how long can ...
+    be" (lexicon.SUPERLATIVES, DIMENSIONS); else ""."""
+    toks = tokenize(question)
+    for i, t in enumerate(toks):
+        if t in SUPERLATIVES and {"can", "could"} & set(toks[i + 1 :]):
+            return SUPERLATIVES[t]
+        if t == "how" and toks[i + 1 : i + 2] and toks[i + 1] in DIMENSIONS and toks[i + 2 : i + 3] == ["can"]:
+            return DIMENSIONS[toks[i + 1]]
+    return ""
 
 
 def holds(kind: str | None, text: str, question: str = "") -> bool:
@@ -63,12 +122,19 @@ def holds(kind: str | None, text: str, question: str = "") -> bool:
         return any(fold(m.group(0).strip()) not in q for m in pattern.finditer(text))
 
     if kind == "default":  # a default is stated with the word, and a value
-        return not _DEFAULT_WORDS.isdisjoint(tokenize(text)) and (new(FIGURE) or new(CODE))
+        return not _DEFAULT_WORDS.isdisjoint(tokenize(text)) and (figure(text, q) or new(CODE))
     if kind == "when":
         return new(VERSION) or new(YEAR)
     if kind == "number":
-        return any(not YEAR.fullmatch(m.group(0)) and fold(m.group(0)) not in q for m in FIGURE.finditer(text))
+        return figure(text, q)
     return new(CODE)
+
+
+def figure(text: str, q: str = "") -> bool:
+    """Whether a text states a figure (in digits, not a year, or in words) that `q` does not."""
+    if any(not YEAR.fullmatch(m.group(0)) and fold(m.group(0)) not in q for m in FIGURE.finditer(text)):
+        return True
+    return any(t in NUMBER_WORDS and t not in q.split() for t in tokenize(text))
 
 
 def code_names(question: str) -> list[str]:
