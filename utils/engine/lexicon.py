@@ -28,11 +28,11 @@ QUESTION_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Auxiliary verbs: a question opening with one is answered yes or no (the yes/no kind above, and "have").
 AUXILIARIES = frozenset({*QUESTION_KINDS[-1][1], "have", "had"})
 
-# The kind of value a question asks for, by a word it uses for the kind: the name of the value
+# The kind of value a question asks for, by a word it uses for the kind: what the value is called
 # ("default", "version") or of the thing documentation lists values of ("option", "command").
 # A question opening as a measure (how_many, how_measure) asks for a number; "when" for a date or release.
 VALUE_WORDS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("default", frozenset({"default", "defaults", "unless"})),  # "unless I change it": what it is otherwise
+    ("default", frozenset({"default", "defaults", "unless"})),  # "unless I set another": what it is otherwise
     ("when", frozenset({"version", "release", "year"})),
     ("number", frozenset({"maximum", "minimum", "limit", "size", "number"})),
     ("code", frozenset({"option", "flag", "command", "variable", "setting", "function", "parameter"})),
