@@ -219,21 +219,21 @@ def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_p
     # a short term between short definitions is what they are about, not a stray line of the layout
     paras = html_paragraphs(
         tmp_path,
-        "gizmo-var(1)",
+        "spool-var(1)",
         "<div class='sect1'><h2>VARIABLES</h2><dl>"
-        "<dt>GIZMO_EDITOR</dt><dd><p>Text editor for use by gizmo commands. The value is meant to be interpreted "
-        "by the shell when it is used; the order of preference is the environment variable, then the "
-        "configuration, then the default chosen at build time.</p></dd>"
-        "<dt>GIZMO_PAGER</dt><dd><p>Text viewer for use by gizmo commands. The value is meant to be interpreted "
-        "by the shell; the order of preference is the environment variable, then the configuration, then the "
-        "pager chosen at build time.</p></dd>"
-        "<dt>GIZMO_DEFAULT_BRANCH</dt><dd><p>The name of the first branch of a new repository.</p></dd>"
+        "<dt>SPOOL_CHIME</dt><dd><p>Sound played by the spooler when a job is done. The value is read once, when "
+        "the spooler starts; the order of preference is the environment variable, then the settings file, "
+        "then the sound picked at install time.</p></dd>"
+        "<dt>SPOOL_VIEWER</dt><dd><p>Viewer the spooler opens for long job lists. The value is read once, when "
+        "the spooler starts; the order of preference is the environment variable, then the settings file, then "
+        "the viewer picked at install time.</p></dd>"
+        "<dt>SPOOL_FIRST_TRAY</dt><dd><p>The label of the first tray of a newly added printer.</p></dd>"
         "</dl></div>",
     )
-    for term in ("GIZMO_EDITOR", "GIZMO_PAGER", "GIZMO_DEFAULT_BRANCH"):  # each term heads its entry
+    for term in ("SPOOL_CHIME", "SPOOL_VIEWER", "SPOOL_FIRST_TRAY"):  # each term heads its entry
         assert f"## {term}" in paras
-    definition = "- GIZMO_DEFAULT_BRANCH: The name of the first branch of a new repository."  # naming its term
-    assert paras.index("## GIZMO_DEFAULT_BRANCH") + 1 == paras.index(definition)
+    definition = "- SPOOL_FIRST_TRAY: The label of the first tray of a newly added printer."  # naming its term
+    assert paras.index("## SPOOL_FIRST_TRAY") + 1 == paras.index(definition)
 
 
 def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):
