@@ -60,9 +60,9 @@ def test_a_wiki_url_that_is_not_http_is_one_line_and_status_2(cli):
 def test_the_names_a_question_asks_about():
     from sleuth.utils.engine.offline import question_names
 
-    assert question_names("Were Scott Derrickson and Ed Wood of the same nationality?") == [
-        "Scott Derrickson",
-        "Ed Wood",
+    assert question_names("Were Rolf Amsel and Ned Marlow from the same country?") == [
+        "Rolf Amsel",
+        "Ned Marlow",
     ]
     assert question_names("Who wrote Dune?") == ["Dune"]
     assert question_names("what did i write about sourdough starters?") == []
