@@ -8,7 +8,7 @@ from sleuth.utils.engine.offline import answer_facts
 from sleuth.utils.engine.passages import question_weights
 from sleuth.utils.research.loopdata import Source
 
-DOCS = [Source(1, "Editing files", "/docs/editing.txt"), Source(2, "Options", "/docs/options.txt")]
+DOCS = [Source(1, "Writing letters", "/docs/letters.txt"), Source(2, "Options", "/docs/options.txt")]
 
 
 def test_an_option_written_in_quotes_or_brackets_answers_which_option_to_use():
@@ -24,20 +24,20 @@ def test_an_option_written_in_quotes_or_brackets_answers_which_option_to_use():
 
 
 def test_a_two_part_question_is_answered_with_the_command_as_well_as_the_default():
-    # passages about encrypted files outrank the one that gives the command (on a third page); an
+    # passages about signed letters outrank the one that gives the command (on a third page); an
     # option's entry gives the default: the answer holds the command as well as the default
-    q = "How do I encrypt a file from inside the editor, and which encryption method does it use unless I change it?"
+    q = "How do I sign a letter from inside the mailer, and what signing scheme applies unless I pick one?"
     weights = question_weights(q)
     docs = DOCS + [Source(3, "Starting", "/docs/starting.txt"), Source(4, "Security", "/docs/security.txt")]
     texts = [
-        (1, 0.45, "The editor adds a magic string to the file by which it recognizes that the file was encrypted."),
-        (1, 0.5, "When the editor reads an encrypted file, it uses the method the file was written with."),
-        (4, 0.44, "An encrypted file is not safe from a user who can read the editor's memory."),
-        (2, 0.6, "'cryptmethod' string (default \"blowfish2\"): Method used for encryption when a file is written."),
-        (3, 0.44, 'To start editing a new file with encryption, use the "-x" argument to start the editor.'),
+        (1, 0.45, "The mailer adds a stamp line to the letter by which it recognizes that the letter was signed."),
+        (1, 0.5, "When the mailer reads a signed letter, it checks it with the scheme the letter was signed with."),
+        (4, 0.44, "A signed letter is not safe from a user who can read the mailer's key folder."),
+        (2, 0.6, "'signscheme' string (default \"ember7\"): Scheme used for signing when a letter is sent."),
+        (3, 0.44, 'To start writing a new letter with a signature, use the "-g" argument to start the mailer.'),
     ]
     facts = [Weighed(text, n, 0.9 - 0.01 * i, qcov=qcov) for i, (n, qcov, text) in enumerate(texts)]
     chosen, _ = answer_facts(q, facts, docs, weights)
     said = " ".join(f.text for f in chosen)
-    assert '"-x" argument' in said
-    assert "blowfish2" in said
+    assert '"-g" argument' in said
+    assert "ember7" in said

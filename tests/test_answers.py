@@ -48,41 +48,41 @@ Printers are found on the local network when the spooler starts. A printer that 
 tried again every minute. Jobs for a printer that is gone are kept until an operator removes them.
 """
 
-EVENTS = """# Events
+EVENTS = """# Message bus
 
-## Listeners
+## Subscribers
 
-Every emitter keeps a list of listeners for each event. The `listener_limit` setting of an emitter
-decides when the warning about too many listeners on one event is printed.
+Every bus keeps a list of subscribers for each topic. The `subscriber_cap` setting of a bus
+decides when the warning about too many subscribers on one topic is printed.
 
-A listener that is no longer needed should be taken away again with `remove_listener()`.
+A subscriber that is no longer needed should be taken away again with `unsubscribe()`.
 """
 
 WIDGETS = """# Widgets
 
 ## `make_widget(size)`
 
-added: v2.3.0.
+added: v5.4.2.
 
 Creates a widget of the given size and puts it on the shelf of the current workshop.
 
 ## `paint_widget(widget, colour)`
 
-added: v1.0.0.
+added: v0.9.1.
 
 Paints a widget that was made before. A widget can be painted again at any time.
 """
 
-HEADERS = """# Request limits
+HEADERS = """# Mailbox limits
 
-## Header size
+## Attachment size
 
-Read-only property specifying the maximum allowed size of request headers in bytes. Defaults to 16 KiB.
-Requests with larger headers are rejected before any handler runs.
+Fixed value giving the largest attachment a message may carry, counted in bytes. Set to 48 KiB.
+Messages with larger attachments are turned away before any filter runs.
 
-## Body size
+## Message body
 
-The body of a request is read in chunks as it arrives, so a large body does not fill the memory.
+The body of a message is stored in pieces as it arrives, so a long body does not fill the disk.
 """
 
 # A long options list (more than one chunk): each entry says what the option is, then a note, then
@@ -94,10 +94,10 @@ RUNNER = (
         for name, what, more, value in [
             ("timeout", "In milliseconds the longest the command may run", "After that it is stopped", "0"),
             (
-                "maxBuffer",
-                "Largest amount of data in bytes kept from stdout or stderr",
-                "If exceeded, the child is killed",
-                "1024 * 1024",
+                "holdBytes",
+                "Most bytes of printed text the runner saves from the command",
+                "Past that, the command is halted",
+                "512 * 64",
             ),
             ("retries", "How often a failed command is started again", "Each retry waits a second longer", "3"),
             ("columns", "Width of the pseudo terminal the command sees", "Lines longer than that wrap", "80"),
@@ -153,39 +153,39 @@ def test_a_default_is_answered_by_the_sentence_that_holds_it(cli, tmp_path):
 
 
 def test_the_sentence_before_names_what_a_short_value_sentence_is_about(cli, tmp_path):
-    data = ask(cli, tmp_path, {"limits.md": HEADERS}, "How large can request headers be by default?")
-    assert "maximum allowed size of request headers in bytes. Defaults to 16 KiB." in data["answer"]
+    data = ask(cli, tmp_path, {"limits.md": HEADERS}, "How big may a mailbox attachment get?")
+    assert "largest attachment a message may carry, counted in bytes. Set to 48 KiB." in data["answer"]
 
 
 def test_a_default_on_the_last_line_of_an_options_entry_is_quoted_with_the_whole_entry(cli, tmp_path):
-    # "See the notes ... Default: `1024 * 1024`." alone does not say what the figure limits
+    # "See the notes ... Default: `512 * 64`." alone does not say what the figure limits
     assert len(RUNNER.split()) > 220  # more than one chunk: the entry is kept whole in the KB too
     data = ask(
         cli,
         tmp_path,
         {"runner.md": RUNNER},
-        "By default, how much output can run() collect before the child is killed?",
+        "How many bytes of printed text does run() save before the command is halted, by default?",
     )
     first = opening(data)
-    assert "Largest amount of data in bytes kept from stdout or stderr" in first and "`1024 * 1024`" in first
+    assert "Most bytes of printed text the runner saves from the command" in first and "`512 * 64`" in first
 
 
 def test_a_section_number_in_a_heading_is_not_the_figure_a_question_asks_for(cli, tmp_path):
-    # "8.2.12." places the section; the amount is in the sentence after the one that names the subject
+    # "4.3.7." places the section; the amount is in the sentence after the one that names the subject
     doc = (
-        "# Checker manual\n\n## 8.2.11. Start-up\n\nThe checker starts with the program and reads its options.\n\n"
-        "## 8.2.12. Resource Requirements\n\nThe checker allocates some of its temporary data on the stack of each "
-        "thread. This amount of data is limited to 1 - 2 KB.\n\n## 8.2.13. Output\n\nThe checker writes its "
-        "findings to standard error, one finding per paragraph.\n"
+        "# Indexer manual\n\n## 4.3.6. Start-up\n\nThe indexer starts with the shell and reads its options.\n\n"
+        "## 4.3.7. Disk Needs\n\nThe indexer keeps a cache of file names on the disk of each "
+        "worker. That cache never grows past 3 - 5 MB.\n\n## 4.3.8. Output\n\nThe indexer writes its "
+        "findings to a report file, one finding per line.\n"
     )
     data = ask(
         cli,
         tmp_path,
-        {"checker.md": doc},
-        "How much of each thread's stack does the checker use for its temporary data?",
+        {"indexer.md": doc},
+        "How much disk does the indexer's cache of file names take on every worker?",
     )
     first = opening(data)
-    assert "1 - 2 KB" in first and "8.2.12" not in data["answer"]
+    assert "3 - 5 MB" in first and "4.3.7" not in data["answer"]
 
 
 def test_an_option_term_heads_its_description_like_a_heading(cli, tmp_path):
@@ -200,14 +200,14 @@ def test_an_option_term_heads_its_description_like_a_heading(cli, tmp_path):
 
 
 def test_a_short_value_line_under_a_heading_is_quoted_with_the_heading(cli, tmp_path):
-    # "added: v2.3.0." says nothing alone; under its heading it answers when make_widget() came
-    data = ask(cli, tmp_path, {"widgets.md": WIDGETS}, "When did make_widget() become available?")
-    assert "`make_widget(size)`: added: v2.3.0." in opening(data)
+    # "added: v5.4.2." says nothing alone; under its heading it answers when make_widget() came
+    data = ask(cli, tmp_path, {"widgets.md": WIDGETS}, "Which workshop release first shipped make_widget()?")
+    assert "`make_widget(size)`: added: v5.4.2." in opening(data)
 
 
 def test_a_name_in_code_is_not_taken_for_the_amount_asked_for(cli, tmp_path):
     # the passage names the setting that decides it, but gives no figure: "how many" is not answered
-    question = "How many listeners can one event have before the warning is printed?"
+    question = "How many subscribers can one topic have before the warning is printed?"
     data = ask(cli, tmp_path, {"events.md": EVENTS}, question)
     assert data["confidence"] <= 0.3
     assert data["answer"].startswith("The sources read do not appear to answer")
@@ -240,8 +240,8 @@ How many old copies of a file are kept. The default is 7 copies.
 
 
 def test_a_question_that_asks_for_a_default_without_the_word_is_answered_with_the_default(cli, tmp_path):
-    # "unless I ask for another number" asks for the default: its words are not what the question is about
-    question = "How many old copies does the backup tool keep unless I ask for another number?"
+    # "unless I pick a count myself" asks for the default: its words are not what the question is about
+    question = "How many old copies does the backup tool keep unless I pick a count myself?"
     data = ask(cli, tmp_path, {"backup.md": BACKUP}, question)
     assert not data["answer"].startswith("The sources read do not appear to answer")
     assert "The default is 7 copies." in opening(data)
@@ -254,7 +254,7 @@ def test_none_opening_a_sentence_is_not_a_lead_to_search_for():
 
 
 def test_after_the_whole_question_each_part_of_a_two_part_question_is_searched_on_its_own():
-    q = "How long does the kettle keep water warm by default, and which setting turns off the warming plate?"
+    q = "How long does the kettle keep water warm after boiling, and which switch turns off the warming plate?"
     asked, history = [], []
     for _ in range(3):
         got = OfflineEngine().decide(EngineContext(q, actions=["search_kb", "send_to_hitl"], history=history)).data
@@ -262,8 +262,8 @@ def test_after_the_whole_question_each_part_of_a_two_part_question_is_searched_o
         history.append({"action": got.action, "query_or_url": got.query_or_url, "ok": True})
     assert asked == [
         ("search_kb", q),
-        ("search_kb", "How long does the kettle keep water warm by default"),
-        ("search_kb", "which setting turns off the warming plate"),
+        ("search_kb", "How long does the kettle keep water warm after boiling"),
+        ("search_kb", "which switch turns off the warming plate"),
     ]
 
 
@@ -275,27 +275,27 @@ def test_each_part_of_a_two_part_question_is_searched_and_answered(cli, tmp_path
         f"the warm water is kept at the brewing temperature and the keeping is logged by default."
         for i in range(12)
     }
-    docs["warming.md"] = "# Warming\n\nBy default the kettle keeps water warm for 30 minutes."
-    docs["settings.md"] = "# Settings\n\nThe HOLD_OFF setting turns off the warming plate entirely."
-    question = "How long does the kettle keep water warm by default, and which setting turns off the warming plate?"
+    docs["warming.md"] = "# Warming\n\nAfter boiling, the kettle keeps water warm for 30 minutes."
+    docs["settings.md"] = "# Switches\n\nThe HOLD_OFF switch turns off the warming plate entirely."
+    question = "How long does the kettle keep water warm after boiling, and which switch turns off the warming plate?"
     data = ask(cli, tmp_path, docs, question)
     assert "30 minutes" in data["answer"] and "HOLD_OFF" in data["answer"]
     assert {"warming.md", "settings.md"} <= {u.rsplit("/", 1)[-1] for u in cited(data)}
 
 
 PLACES = {
-    "Elmbrook": "Elmbrook is a village in Harlow County, in the state of Westland. A mill was built there in 1820.",
-    "Harlow County": "Harlow County is a county in the state of Westland, bordered by the hills of the north and "
-    "the great lake to the east, with farms, orchards and three small towns along its one railway line that "
-    "carried grain and timber for a century. Its county seat is Marston. The county was formed in 1802.",
+    "Elmbrook": "Elmbrook is a village in Harlow Province, in the kingdom of Westland. A mill was built there in 1820.",
+    "Harlow Province": "Harlow Province is a province of the kingdom of Westland, bordered by the hills of the north "
+    "and the great lake to the east, with farms, orchards and three small towns along its one railway line that "
+    "carried grain and timber for a century. The capital town of the province is Marston. It was formed in 1802.",
     "Marston": "Marston is a town of 9,000 people on the railway line, known for its grain market.",
     "Elm River": "The Elm is a river of Westland that flows from the northern hills into the great lake.",
 }
 
 
 def test_the_page_of_a_name_the_facts_bring_up_is_read_before_answering(cli, tmp_path):
-    """A two-hop question on the web: the search snippets name the county, the county's own page says
-    its seat. The answer comes from that page, read after the snippets; a sentence first seen in a
+    """A two-hop question on the web: the search snippets name the province, the province's own page says
+    its capital. The answer comes from that page, read after the snippets; a sentence first seen in a
     snippet becomes a fact of its page once the page is read."""
     from webfixtures import LocalServer, ddg_html, page, send
 
@@ -315,13 +315,17 @@ def test_the_page_of_a_name_the_facts_bring_up_is_read_before_answering(cli, tmp
             "SLEUTH_CRAWL_INTERVAL": "0",
         }
         proc = cli(
-            "--json", "--tools", "duckduckgo,crawl", "What is the county seat of the county Elmbrook is in?", env=env
+            "--json",
+            "--tools",
+            "duckduckgo,crawl",
+            "Which town is the capital of the province Elmbrook lies in?",
+            env=env,
         )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert "Marston" in data["answer"]
     urls = cited(data)
-    assert any(u.endswith("/wiki/Harlow_County") for u in urls) and any(u.endswith("/wiki/Elmbrook") for u in urls)
+    assert any(u.endswith("/wiki/Harlow_Province") for u in urls) and any(u.endswith("/wiki/Elmbrook") for u in urls)
 
 
 def _fact(text: str, qcov: float, sem: float | None = None) -> Weighed:
@@ -358,12 +362,12 @@ def test_many_facts_as_close_as_the_best_one_make_a_crowd():
 def test_a_sentence_quoted_alone_and_with_the_one_after_it_is_quoted_whole():
     # the reader keeps "A." and "A. B." (B holds the value, A names its subject): one passage, and the
     # answer gives it whole, not the part that shares a few more of the question's words
-    q = "What's the maximum number of columns a table can have?"
+    q = "What's the largest count of shelves a rack can hold?"
     weights = question_weights(q)
-    part = "The maximum number of columns for a table is reduced as a row must fit in one 8192-byte page."
-    whole = part + " For example, a row of 1,600 small columns still fits."
+    part = "The count of shelves a rack can hold is limited as every shelf must fit under its 2-metre frame."
+    whole = part + " For example, a rack of 40 thin shelves still fits."
     facts = [_fact(part, 0.9, 0.8), _fact(whole, 0.85, 0.7)]
-    manual = [Source(1, "Tables", "/docs/tables.md", kind="internal")]
+    manual = [Source(1, "Racks", "/docs/racks.md", kind="internal")]
     chosen, _ = answer_facts(q, facts, manual, weights)
     assert [f.text for f in chosen] == [whole]
 
@@ -381,13 +385,13 @@ def test_the_fact_closest_in_meaning_opens_the_answer_over_one_sharing_more_word
 
 
 def test_a_name_the_page_read_links_to_is_read_before_the_answer_counts_as_settled():
-    # the page read names who plays the part and links to her page: until that page is read (a link
+    # the page read names who voices the part and links to her page: until that page is read (a link
     # found on this step's page counts, not only a search result), the confidence stays below any
     # threshold that would end the research; once it has been read, the link no longer holds it back
-    q = "What is the middle name of the actress who plays Nora Vale in Harbour Lights?"
+    q = "In which town was the singer who voices Nora Vale in Harbour Lights born?"
     text = (
-        "Nora Vale is the main character of the television film Harbour Lights, played by actress Mara Ellen "
-        "Quist. Harbour Lights follows Nora Vale, a middle-aged lighthouse keeper, through one stormy winter."
+        "Nora Vale is the main character of the radio play Harbour Lights, voiced by singer Mara Ellen "
+        "Quist. Harbour Lights follows Nora Vale, a ferry pilot, through one stormy winter."
     )
     page = "http://127.0.0.1:9/wiki/Nora_Vale"
     bridge = "http://127.0.0.1:9/wiki/Mara_Ellen_Quist"
@@ -408,12 +412,12 @@ def test_a_name_the_page_read_links_to_is_read_before_the_answer_counts_as_settl
 def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
     # results that share more of the question's words come first by words alone; the page of the person
     # the question names is what it asks about, so the crawl reads it first
-    q = "Where is the company that Mira Tosh worked for as a software engineer headquartered?"
+    q = "Which port holds the shipyard where Mira Tosh worked as a welder?"
     others = [
         {
-            "url": f"http://127.0.0.1:9/wiki/Firm_{i}",
-            "title": f"Software company {i}",
-            "snippet": "An engineer company headquartered in a port city, where its software engineer staff worked.",
+            "url": f"http://127.0.0.1:9/wiki/Yard_{i}",
+            "title": f"Shipyard {i}",
+            "snippet": "A welder shipyard based in a port city, where its shipyard welder staff worked.",
         }
         for i in range(6)
     ]
@@ -427,41 +431,48 @@ def test_the_page_titled_with_a_name_the_question_asks_about_is_read_first():
 def test_the_value_asked_for_is_quoted_from_the_chunk_whose_sentence_names_the_subject():
     # the best passage says what the setting is; the sentence that gives its default comes later in the
     # same chunk, further in words and meaning from the question than passages of other documents
-    q = "How long does the cleaner wait between runs on the same database unless I change it?"
+    q = "How long does the indexer pause between passes over one folder unless I set another?"
     weights = question_weights(q)
-    names = fact("Specifies the minimum delay between cleaner runs on any given database.", 1, 0.9, 1, 0.55, "kb")
-    value = fact("The default is one minute (1min).", 1, 0.5, 1, 0.38, "kb")
+    names = fact("Sets the shortest pause between indexer passes over any one folder.", 1, 0.9, 1, 0.55, "kb")
+    value = fact("The default is ninety seconds (90s).", 1, 0.5, 1, 0.38, "kb")
     others = [
-        fact(f"A cleaner run on database {n} may wait for locks held by other sessions.", 2 + n, 0.6, 1, 0.5, "kb")
+        fact(
+            f"An indexer pass over folder {n} may pause for files held open by other programs.",
+            2 + n,
+            0.6,
+            1,
+            0.5,
+            "kb",
+        )
         for n in range(3)
     ]
     for f, sem in ((names, 0.7), (value, 0.56), *((o, 0.68) for o in others)):
         f.prior, f.sem = 0.03, sem
-    docs = [Source(1, "Cleaner settings", "/docs/cleaner.html")]
-    docs += [Source(2 + n, f"Locks {n}", f"/docs/locks-{n}.html") for n in range(3)]
+    docs = [Source(1, "Indexer settings", "/docs/indexer.html")]
+    docs += [Source(2 + n, f"Folders {n}", f"/docs/folders-{n}.html") for n in range(3)]
     chosen, _ = answer_facts(q, [names, *others, value], docs, weights)
     assert [f.text for f in chosen[:2]] == [names.text, value.text]
 
 
 def test_the_next_passage_of_the_lead_document_joins_the_answer_when_it_says_something_else():
     # both passages of the manual answer with the question's own words ("returns"); the second says what
-    # the first does not (what the figure estimates), so it is quoted, not a passage of another document
-    q = "What does pool.size() return?"
+    # the first does not (what the figure measures), so it is quoted, not a passage of another document
+    q = "What does tank.level() return?"
     weights = question_weights(q)
-    first = fact("Always returns a value greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.78, prior=0.2)
-    second = fact("Returns an estimate of how many workers a program should start.", 1, 0.6, 1, 0.55, "kb", sem=0.67)
+    first = fact("Always returns a whole number of litres.", 1, 0.6, 1, 0.55, "kb", sem=0.78, prior=0.2)
+    second = fact("Returns a guess of how much water is left in the tank.", 1, 0.6, 1, 0.55, "kb", sem=0.67)
     second.prior = 0.2
     others = [
-        fact(f"The size of pool {n} is fixed when it starts and pool.size() never changes.", 2 + n, 0.5, 1, 0.6, "kb")
+        fact(f"The level of tank {n} is read when it fills and tank.level() never changes.", 2 + n, 0.5, 1, 0.6, "kb")
         for n in range(3)
     ]
     for o in others:
         o.sem, o.prior = 0.5, 0.05
-    docs = [Source(1, "Pool", "/docs/pool.md")] + [Source(2 + n, f"Pool {n}", f"/docs/pool-{n}.md") for n in range(3)]
+    docs = [Source(1, "Tank", "/docs/tank.md")] + [Source(2 + n, f"Tank {n}", f"/docs/tank-{n}.md") for n in range(3)]
     chosen, _ = answer_facts(q, [first, second, *others], docs, weights)
     assert [f.text for f in chosen[:2]] == [first.text, second.text]
     # the same passage again in other words adds nothing: it is not quoted beside the first
-    again = fact("It always returns a value that is greater than zero.", 1, 0.6, 1, 0.55, "kb", sem=0.77, prior=0.2)
+    again = fact("It always returns a number of litres that is whole.", 1, 0.6, 1, 0.55, "kb", sem=0.77, prior=0.2)
     chosen, _ = answer_facts(q, [first, again, *others], docs, weights)
     assert again not in chosen
 
@@ -499,18 +510,20 @@ def test_a_passage_a_page_and_its_rendering_both_hold_is_read_once(cli, tmp_path
     docs["options.md"] = (
         "# Options\n\n## retry_delay\n\nHow long a failed job waits before it is retried. Default: 30 seconds."
     )
-    data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a job, unless I change it?")
+    data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a job, unless I set another?")
     assert "Default: 30 seconds." in data["answer"]
     assert any(u.endswith("options.md") for u in cited(data))
 
 
 def test_a_default_written_with_a_short_unit_is_quoted_as_the_value(cli, tmp_path):
-    # "30s", "1min", "200ms": a number with its unit run on is a value like "30 seconds"
+    # "30s", "2min", "200ms": a number with its unit run on is a value like "30 seconds"
     docs = {
         "options.md": "# Options\n\n## retry_delay\n\nHow long a failed job waits before the spooler retries it. "
         "Default: 30s.\n\n## retry_limit\n\nHow many times the spooler retries a failed job before it gives up."
     }
-    data = ask(cli, tmp_path, docs, "How long does the spooler wait before retrying a failed job, unless I change it?")
+    data = ask(
+        cli, tmp_path, docs, "How long does the spooler wait before retrying a failed job, unless I set another?"
+    )
     assert "Default: 30s." in data["answer"]
 
 
@@ -542,33 +555,35 @@ def test_a_sentence_that_introduces_a_list_is_quoted_with_the_list(cli, tmp_path
 def test_a_list_quoted_with_the_line_that_introduces_it_ranks_by_that_line_not_by_all_its_items():
     # the items together share most of the question's words; the sentence that names the tool answers
     text = (
-        "# Checkers\n\n## Problems\n\nIn a threaded program, these problems can occur:\n\n"
-        "- data races, when two threads change shared data without a lock;\n\n"
-        "- lock contention, when a thread holds a lock too long;\n\n- deadlocks, when two threads wait for each other."
-        "\n\n## Tools\n\nThe hunter tool finds data races in threaded programs."
+        "# Sweepers\n\n## Problems\n\nIn a busy print queue, these problems can occur:\n\n"
+        "- stuck jobs, when a printer keeps a job in its queue without printing it;\n\n"
+        "- lost jobs, when a workstation drops off the network;\n\n- twin jobs, when two workstations send one file."
+        "\n\n## Tools\n\nThe broom tool finds stuck jobs in busy print queues."
     )
-    q = "Which tool finds data races between threads that change shared data without a lock?"
-    item = ToolItem(url="/docs/checkers.md", title="Checkers", text=text, form="kb", source=1, score=1.0)
+    q = "Which tool finds stuck jobs that a printer keeps in its queue without printing them?"
+    item = ToolItem(url="/docs/sweepers.md", title="Sweepers", text=text, form="kb", source=1, score=1.0)
     ctx = EngineContext(
-        q, step=PendingStep(1, Choice("search_kb", q), [item]), sources=[Source(1, "Checkers", "/docs/checkers.md")]
+        q, step=PendingStep(1, Choice("search_kb", q), [item]), sources=[Source(1, "Sweepers", "/docs/sweepers.md")]
     )
     kept = [f.text for f in OfflineEngine().analyze(ctx).data.facts]
-    answer = kept.index("The hunter tool finds data races in threaded programs.")
-    assert not any(k.startswith("In a threaded program, these problems can occur: data races") for k in kept[:answer])
+    answer = kept.index("The broom tool finds stuck jobs in busy print queues.")
+    assert not any(k.startswith("In a busy print queue, these problems can occur: stuck jobs") for k in kept[:answer])
 
 
 def test_an_item_that_answers_is_quoted_in_its_list_at_the_items_rank_and_not_twice():
     # the item alone is the best passage; the list that holds it ranks lower on the words of its own line
-    q = "How much memory does the spooler keep for each waiting print job?"
+    q = "What disk space does the spooler set aside for each waiting print job?"
     weights = question_weights(q)
-    item = fact("each waiting print job keeps 2 - 4 KB of spooler memory.", 1, 0.9, 1, 0.8, "kb", sem=0.8, prior=0.2)
+    item = fact(
+        "each waiting print job takes up to 6 MB of spooler disk space.", 1, 0.9, 1, 0.8, "kb", sem=0.8, prior=0.2
+    )
     listed = fact(
-        "The spooler's needs are as follows: logs go to disk once a day; each waiting print job keeps 2 - 4 KB "
-        "of spooler memory; a copy of each job stays on disk.",
+        "The spooler's needs are as follows: logs are rotated once a day; each waiting print job takes up to 6 MB "
+        "of spooler disk space; a copy of each job stays in the archive.",
         1, 0.6, 1, 0.5, "kb", sem=0.5, prior=0.2,
     )  # fmt: skip
     others = [
-        fact(f"Print job {n} of the spooler keeps its pages in memory while it waits.", 2 + n, 0.7, 1, 0.7, "kb")
+        fact(f"Print job {n} of the spooler keeps its pages on disk while it waits.", 2 + n, 0.7, 1, 0.7, "kb")
         for n in range(3)
     ]
     for o in others:
@@ -585,11 +600,11 @@ def test_a_sentence_that_refers_back_to_the_term_above_it_is_quoted_with_that_te
     # "This variable ..." says nothing of which variable: the term it sits under is its subject
     docs = {
         "environment.md": "# Environment\n\nThe spooler reads a few variables from its environment at start-up.\n\n"
-        "GIZMO_PAGER\n\nThe viewer the spooler uses to show long job lists.\n\nGIZMO_EDITOR\n\n"
-        "This variable overrides the editor setting of the spooler's configuration file.",
+        "SPOOL_VIEWER\n\nThe viewer the spooler uses to show long job lists.\n\nSPOOL_CHIME\n\n"
+        "This variable overrides the alert sound named in the spooler's configuration file.",
     }
-    data = ask(cli, tmp_path, docs, "Which variable overrides the editor setting of the spooler?")
-    assert "GIZMO_EDITOR: This variable overrides the editor setting" in data["answer"]
+    data = ask(cli, tmp_path, docs, "Which variable overrides the alert sound of the spooler?")
+    assert "SPOOL_CHIME: This variable overrides the alert sound" in data["answer"]
 
 
 def test_a_line_that_introduces_a_table_is_not_quoted_with_the_table_markup(cli, tmp_path):

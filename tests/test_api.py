@@ -16,11 +16,11 @@ from conftest import ROOT, assert_no_network, cli_env
 import sleuth
 from sleuth.errors import Interrupted, SessionNotFound, SleuthError, UsageError
 
-QUESTION = "When was the Lighthouse of Alexandria built?"
+QUESTION = "When was the Beacon of Tarvel built?"
 NOTES = {
-    "pharos.md": "# Pharos\n\nThe Lighthouse of Alexandria was built between 280 and 247 BC on the island of "
-    "Pharos. It was one of the Seven Wonders of the Ancient World.\n",
-    "rhodes.md": "# Colossus\n\nThe Colossus of Rhodes was a statue of the sun god Helios, erected in 280 BC.\n",
+    "skerrow.md": "# Skerrow\n\nThe Beacon of Tarvel was built between 312 and 298 BC on the island of "
+    "Skerrow. It was one of the Five Marvels of the Old Coast.\n",
+    "orsk.md": "# Giant\n\nThe Giant of Orsk was a statue of the sea god Varro, erected in 312 BC.\n",
 }
 
 
@@ -82,9 +82,9 @@ def test_importing_sleuth_is_light_and_prints_nothing(tmp_path):
 
 def test_a_reports_record_is_the_cli_json_record(cli, notes_kb):
     report = sleuth.research(QUESTION, tools=["kb"], data_dir=notes_kb)
-    assert "280" in report.answer and report.stop_reason
+    assert "312" in report.answer and report.stop_reason
     cited = [s for s in report.sources if s.cited]
-    assert cited and cited[0].url.endswith("pharos.md") and "Pharos" in cited[0].quote
+    assert cited and cited[0].url.endswith("skerrow.md") and "Skerrow" in cited[0].quote
     assert report.markdown.startswith("#") and report.answer in report.markdown
 
     proc = cli("--tools", "kb", "--json", QUESTION, data_dir=notes_kb)
@@ -113,7 +113,7 @@ def test_bad_input_raises_the_errors_the_cli_reports(tmp_path):
     with pytest.raises(SleuthError, match="GEMINI_API_KEY"):
         sleuth.research(QUESTION, data_dir=data, engine="gemini")
     with pytest.raises(UsageError, match="k must be"):
-        sleuth.KnowledgeBase(data_dir=data).search("pharos", k=0)
+        sleuth.KnowledgeBase(data_dir=data).search("skerrow", k=0)
 
 
 def test_a_cancelled_run_raises_interrupted_and_resumes(notes_kb):
@@ -133,15 +133,15 @@ def test_a_cancelled_run_raises_interrupted_and_resumes(notes_kb):
 
     report = sleuth.resume(session_id, tools=["kb"], data_dir=notes_kb)  # offline, as the run began
     assert report.session_id == session_id
-    assert report.stop_reason and "280" in report.answer
+    assert report.stop_reason and "312" in report.answer
 
 
 def test_feedback_researches_a_finished_session_again(notes_kb):
     first = sleuth.research(QUESTION, tools=["kb"], data_dir=notes_kb)
-    again = sleuth.resume(first.session_id, "the Colossus of Rhodes too", tools=["kb"], data_dir=notes_kb)
+    again = sleuth.resume(first.session_id, "the Giant of Orsk too", tools=["kb"], data_dir=notes_kb)
     assert again.session_id == first.session_id and again.stop_reason
     saved = json.loads((notes_kb / "sessions" / f"{first.session_id}.json").read_text(encoding="utf-8"))
-    assert [f["text"] for f in saved["feedback_history"]] == ["the Colossus of Rhodes too"]
+    assert [f["text"] for f in saved["feedback_history"]] == ["the Giant of Orsk too"]
     assert len(saved["reports"]) == 2
     unchanged = sleuth.resume(first.session_id, data_dir=notes_kb)  # no feedback: the saved report
     assert unchanged.markdown == again.markdown
@@ -149,8 +149,8 @@ def test_feedback_researches_a_finished_session_again(notes_kb):
 
 def test_knowledge_base_search_and_stats(notes_kb):
     kb = sleuth.KnowledgeBase(data_dir=notes_kb)
-    hits = kb.search("Colossus Helios statue", k=3)
-    assert hits[0].source.endswith("rhodes.md") and "Helios" in hits[0].text
+    hits = kb.search("Giant Varro statue", k=3)
+    assert hits[0].source.endswith("orsk.md") and "Varro" in hits[0].text
     assert kb.stats()["sources"] == 2
     kb.close()
 

@@ -62,7 +62,7 @@ def test_batch_of_20_with_4_jobs_keeps_order_and_records_errors(cli, web):
 
 def test_all_good_batch_exits_zero_and_unordered_prints_everything(cli, web):
     env = web_env(web, SLEUTH_TOOLS="duckduckgo")
-    proc = cli("batch", "--jobs", "2", "--unordered", input="Who was Ed Wood?\nWho is Scott Derrickson?\n", env=env)
+    proc = cli("batch", "--jobs", "2", "--unordered", input="Who was Ned Marlow?\nWho is Rolf Amsel?\n", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = [json.loads(x) for x in proc.stdout.splitlines()]
     assert sorted(o["id"] for o in out) == [1, 2] and not any(o["error"] for o in out)

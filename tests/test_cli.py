@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import web_env
 
-QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+QUESTION = "Were Rolf Amsel and Ned Marlow from the same country?"
 
 
 def test_help_is_fast_and_light(cli):
@@ -38,7 +38,7 @@ def test_research_prints_a_cited_report(cli, web):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "## Answer" in out and "## Research journey" in out and "## Key sources" in out
-    assert "Scott Derrickson" in out
+    assert "Rolf Amsel" in out
     assert "web search" in section_of(out) and "search_duckduckgo" not in out  # the journey says what was asked
     assert "engine: offline" in proc.stderr  # auto picked offline and said so
     assert "[1/8]" in proc.stderr  # progress on stderr only
@@ -91,7 +91,7 @@ def test_sessions_list_show_export_and_feedback_resume(cli, web, tmp_path):
     first = json.loads(cli("--json", QUESTION, env=env).stdout)
     sid = first["session_id"]
     listing = cli("sessions", "list").stdout
-    assert sid in listing and "Scott Derrickson" in listing
+    assert sid in listing and "Rolf Amsel" in listing
     shown = cli("sessions", "show", sid)
     assert "## Answer" in shown.stdout
     full = json.loads(cli("sessions", "show", sid, "--json").stdout)
@@ -100,12 +100,12 @@ def test_sessions_list_show_export_and_feedback_resume(cli, web, tmp_path):
     assert cli("sessions", "export", sid, "-o", str(out)).returncode == 0
     assert out.read_text().startswith("# " + QUESTION)
 
-    again = cli("--json", "--resume", sid, "--feedback", "look into Ed Wood's birthplace", env=env)
+    again = cli("--json", "--resume", sid, "--feedback", "look into Ned Marlow's birthplace", env=env)
     assert again.returncode == 0, again.stderr
     data = json.loads(again.stdout)
     assert data["session_id"] == sid and data["iterations"] > first["iterations"]
     saved = json.loads(cli("sessions", "show", sid, "--json").stdout)
-    assert [f["text"] for f in saved["feedback_history"]] == ["look into Ed Wood's birthplace"]
+    assert [f["text"] for f in saved["feedback_history"]] == ["look into Ned Marlow's birthplace"]
     assert len(saved["reports"]) == 2
 
 
@@ -205,13 +205,13 @@ def test_gemini_engine_end_to_end_through_the_sdk(cli, web):
         if prompt.startswith("You are the central Decision Node"):
             if "(nothing yet)" in prompt:
                 return 200, json.dumps(
-                    {"next_action": "search_duckduckgo", "query_or_url": "Scott Derrickson", "reasoning": "find him"}
+                    {"next_action": "search_duckduckgo", "query_or_url": "Rolf Amsel", "reasoning": "find him"}
                 )
             return 200, json.dumps({"next_action": "send_to_hitl", "query_or_url": "", "reasoning": "enough"})
         if prompt.startswith("You are the Analyzer Node"):
             return 200, json.dumps(
                 {
-                    "extracted_info": [{"fact": "Scott Derrickson is an American director.", "source": 1}],
+                    "extracted_info": [{"fact": "Rolf Amsel is a Vestian director.", "source": 1}],
                     "assessment": "good",
                     "confidence_score": 0.6,
                     "suggestions_for_next_step": [],
@@ -219,15 +219,15 @@ def test_gemini_engine_end_to_end_through_the_sdk(cli, web):
                     "inconsistencies_found": "",
                 }
             )
-        return 200, "Scott Derrickson is American [1]. Also see [42]."
+        return 200, "Rolf Amsel is Vestian [1]. Also see [42]."
 
     with FakeGemini(responder) as fake:
         env = {**web_env(web), "GEMINI_API_KEY": "k", "GEMINI_BASE_URL": fake.url}
-        proc = cli("--json", "Who is Scott Derrickson?", env=env)
+        proc = cli("--json", "Who is Rolf Amsel?", env=env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["engine"] == "gemini" and data["stop_reason"] == "decided"
-    assert data["answer"].startswith("Scott Derrickson is American [1].")
+    assert data["answer"].startswith("Rolf Amsel is Vestian [1].")
     assert "see [?]." in data["answer"]  # a citation to no source is flagged, after one rewrite with the problem
     assert data["citations"] == {"total": 2, "supported": 1, "unsupported": 1}
     assert data["tokens"]["calls"] == 5 and data["tokens"]["total"] == 5 * 18, (data, fake.requests[-1]["path"])

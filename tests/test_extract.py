@@ -182,12 +182,12 @@ def test_hidden_copy_of_the_article_is_not_extracted():
 def test_short_page_keeps_its_only_sentence_rather_than_the_footer():
     html = """<html><body><header><a href="/">LocalWiki</a> | <a href="/">Main page</a></header>
     <nav><ul><li><a href="/">Contents</a></li><li>Help</li></ul></nav>
-    <main><article><h1>Esma Sultan</h1><p>Esma Sultan is the name of three Ottoman princesses:</p></article></main>
+    <main><article><h1>Mara Hatun</h1><p>Mara Hatun is what three Vestian princesses were called:</p></article></main>
     <footer><p>This page was last edited on 1 January 2018. Text is available under the Creative Commons
     Attribution-ShareAlike License.</p></footer></body></html>"""
     result = extract(html)
-    assert result.text == "Esma Sultan is the name of three Ottoman princesses:"
-    assert result.title == "Esma Sultan"
+    assert result.text == "Mara Hatun is what three Vestian princesses were called:"
+    assert result.title == "Mara Hatun"
 
 
 def test_a_page_with_only_a_title_and_a_link_gives_both():

@@ -29,7 +29,7 @@ def spawn(args, tmp_path, web, columns=120):
 def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
     child = spawn([], tmp_path, web)
     child.expect("Question: ")
-    child.sendline("Were Scott Derrickson and Ed Wood of the same nationality?")
+    child.sendline("Were Rolf Amsel and Ned Marlow from the same country?")
     child.expect("researching")
     child.expect("web search")  # live progress: what is being asked
     child.expect("Answer")  # the Markdown report
@@ -38,7 +38,7 @@ def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
     child.sendline("/sources")
     child.expect(r"\[1\] ")
     child.expect("Feedback")
-    child.sendline("look into Ed Wood's birthplace")
+    child.sendline("look into Ned Marlow's birthplace")
     child.expect("step")  # the loop restarts
     child.expect("Answer")  # the second report
     child.expect("feedback:")  # ...whose journey shows the feedback
@@ -50,7 +50,7 @@ def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert (tmp_path / "out.md").read_text().startswith("# Were Scott Derrickson")
+    assert (tmp_path / "out.md").read_text().startswith("# Were Rolf Amsel")
     sessions = list((tmp_path / "data" / "sessions").glob("*.json"))
     data = json.loads(sessions[0].read_text())
     assert data["status"] == "done" and len(data["reports"]) == 2
@@ -58,7 +58,7 @@ def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
 
 
 def test_narrow_terminal_still_completes(tmp_path, web):
-    child = spawn(["Who is Scott Derrickson?"], tmp_path, web, columns=30)
+    child = spawn(["Who is Rolf Amsel?"], tmp_path, web, columns=30)
     child.expect("Answer")
     child.expect("Feedback")
     child.sendline("")

@@ -219,21 +219,21 @@ def test_every_term_of_an_html_definition_list_is_kept_with_its_definition(tmp_p
     # a short term between short definitions is what they are about, not a stray line of the layout
     paras = html_paragraphs(
         tmp_path,
-        "gizmo-var(1)",
+        "spool-var(1)",
         "<div class='sect1'><h2>VARIABLES</h2><dl>"
-        "<dt>GIZMO_EDITOR</dt><dd><p>Text editor for use by gizmo commands. The value is meant to be interpreted "
-        "by the shell when it is used; the order of preference is the environment variable, then the "
-        "configuration, then the default chosen at build time.</p></dd>"
-        "<dt>GIZMO_PAGER</dt><dd><p>Text viewer for use by gizmo commands. The value is meant to be interpreted "
-        "by the shell; the order of preference is the environment variable, then the configuration, then the "
-        "pager chosen at build time.</p></dd>"
-        "<dt>GIZMO_DEFAULT_BRANCH</dt><dd><p>The name of the first branch of a new repository.</p></dd>"
+        "<dt>SPOOL_CHIME</dt><dd><p>Sound played by the spooler when a job is done. The value is read once, when "
+        "the spooler starts; the order of preference is the environment variable, then the settings file, "
+        "then the sound picked at install time.</p></dd>"
+        "<dt>SPOOL_VIEWER</dt><dd><p>Viewer the spooler opens for long job lists. The value is read once, when "
+        "the spooler starts; the order of preference is the environment variable, then the settings file, then "
+        "the viewer picked at install time.</p></dd>"
+        "<dt>SPOOL_FIRST_TRAY</dt><dd><p>The label of the first tray of a newly added printer.</p></dd>"
         "</dl></div>",
     )
-    for term in ("GIZMO_EDITOR", "GIZMO_PAGER", "GIZMO_DEFAULT_BRANCH"):  # each term heads its entry
+    for term in ("SPOOL_CHIME", "SPOOL_VIEWER", "SPOOL_FIRST_TRAY"):  # each term heads its entry
         assert f"## {term}" in paras
-    definition = "- GIZMO_DEFAULT_BRANCH: The name of the first branch of a new repository."  # naming its term
-    assert paras.index("## GIZMO_DEFAULT_BRANCH") + 1 == paras.index(definition)
+    definition = "- SPOOL_FIRST_TRAY: The label of the first tray of a newly added printer."  # naming its term
+    assert paras.index("## SPOOL_FIRST_TRAY") + 1 == paras.index(definition)
 
 
 def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):
@@ -244,14 +244,14 @@ def test_html_list_items_read_as_list_items_not_as_headings(tmp_path):
         "<div class='sect1'><h2>Limits</h2>"
         "<p>The spooler was written with few fixed limits; the ones it has are listed here, each with what it "
         "bounds and how it can be changed when the spooler is built from its sources.</p>"
-        "<p><b>Maximum number of columns</b></p><p>The column limit of the spooler's job table bounds:</p>"
-        "<ul><li>The number of columns in a job record</li><li><p>The number of fields in a printer entry</p></li></ul>"
-        "<p>The default setting of the column limit is 2000 and it can be raised at build time to 32767.</p>"
+        "<p><b>Largest number of trays</b></p><p>The tray limit of the spooler's job table bounds:</p>"
+        "<ul><li>The number of trays in a job record</li><li><p>The number of slots in a printer entry</p></li></ul>"
+        "<p>The default setting of the tray limit is 24 and it can be raised at build time to 96.</p>"
         "</div>",
     )
-    assert "- The number of columns in a job record" in paras
-    assert "- The number of fields in a printer entry" in paras
-    assert "Maximum number of columns" in paras  # a sub-heading set in bold stays one
+    assert "- The number of trays in a job record" in paras
+    assert "- The number of slots in a printer entry" in paras
+    assert "Largest number of trays" in paras  # a sub-heading set in bold stays one
 
 
 def test_a_power_written_with_a_superscript_reads_as_a_power_not_as_a_bigger_figure(tmp_path):
@@ -259,12 +259,12 @@ def test_a_power_written_with_a_superscript_reads_as_a_power_not_as_a_bigger_fig
         html_paragraphs(
             tmp_path,
             "Limits",
-            "<h1>Limits</h1><p>A value of any type the spooler stores is limited to 1 GB (2<sup>30</sup> - 1 bytes), "
-            "and a queue holds at most 2<sup>32</sup> jobs; see the notes<sup>1</sup> on both limits, which were "
+            "<h1>Limits</h1><p>A job of any kind the spooler stores is kept under 4 MB (2<sup>22</sup> - 1 bytes), "
+            "and a queue holds at most 2<sup>20</sup> jobs; see the notes<sup>1</sup> on both limits, which were "
             "raised in the second release.</p>",
         )
     )
-    assert "1 GB (2^30 - 1 bytes)" in text and "at most 2^32 jobs" in text
+    assert "4 MB (2^22 - 1 bytes)" in text and "at most 2^20 jobs" in text
     assert "see the notes1 on both" in text  # a footnote's mark after a word is not a power
 
 
@@ -299,12 +299,12 @@ def test_a_note_box_s_title_does_not_take_the_text_after_the_box_out_of_its_sect
         "<html><head><title>Dump tool</title></head><body><div class='refentry'><h1>Dump tool</h1>"
         "<h2>Options</h2><p>The dump tool writes the contents of a store to a file that can be read back.</p>"
         "<div class='note'><h3 class='title'>Note</h3><p>A dump taken while the store is busy may be slow.</p></div>"
-        "<p>The format option selects the format of the output, plain text or a custom archive.</p>"
+        "<p>The layout option picks how the output is laid out, plain text or a packed archive.</p>"
         "</div></body></html>",
         encoding="utf-8",
     )
     title, text, _, _ = readers.read_document(page)
-    after = [sec.label for sec in sections(title, text) if "format option selects" in sec.text]
+    after = [sec.label for sec in sections(title, text) if "layout option picks" in sec.text]
     assert after == ["Dump tool › Options"]  # not "Dump tool › Options › Note"
     assert "A dump taken while the store is busy may be slow." in text  # the note is still read
 

@@ -85,14 +85,14 @@ def test_a_linked_page_counts_as_named_only_when_its_title_stands_as_words(tmp_p
     wiki = tmp_path / "site" / "wiki"
     wiki.mkdir(parents=True)
     (wiki / "Ember_Hall.html").write_text(
-        page("Ember Hall", "Ember Hall was built of used wood by Tom Vale in 1901.", ["Ed_Wood.html", "Tom_Vale.html"])
+        page("Ember Hall", "Ember Hall was built of used stone by Tom Vale.", ["Ed_Stone.html", "Tom_Vale.html"])
     )
-    (wiki / "Ed_Wood.html").write_text(page("Ed Wood", "Ed Wood was an American film director."))
+    (wiki / "Ed_Stone.html").write_text(page("Ed Stone", "Ed Stone was a Vestian stage painter."))
     (wiki / "Tom_Vale.html").write_text(page("Tom Vale", "Tom Vale was a carpenter from Oslo."))
     s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)
     kb = Tools(s).kb()
     kb.ingest_paths([wiki])
     question = "Who built Ember Hall?"
     hits = [h for h in kb.search(question, k=5) if Path(h.source).name == "Ember_Hall.html"]
-    # "ed wood" is inside "used wood", but only Tom Vale is named by the sentence that links to both
+    # "ed stone" is inside "used stone", but only Tom Vale is named by the sentence that links to both
     assert [Path(c.source).name for c in follow(kb, hits, question, keep=1)] == ["Tom_Vale.html"]

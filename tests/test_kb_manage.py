@@ -190,7 +190,7 @@ def test_a_research_run_keeps_to_the_memory_limit(cli, web, tmp_path):
     from conftest import web_env
 
     env = web_env(web, SLEUTH_TOOLS="duckduckgo,crawl,kb")
-    proc = cli("--json", "--memory-limit", "2", "Were Scott Derrickson and Ed Wood of the same nationality?", env=env)
+    proc = cli("--json", "--memory-limit", "2", "Were Rolf Amsel and Ned Marlow from the same country?", env=env)
     assert proc.returncode == 0, proc.stderr
     docs = [json.loads(x) for x in cli("kb", "list", "--json").stdout.splitlines()]
     pages = [d for d in docs if d["kind"] == "web"]

@@ -67,7 +67,7 @@ def test_a_list_item_is_quoted_without_its_marker(cli, tmp_path):
 
 def test_research_memory_across_runs(cli, web):
     env = web_env(web)
-    q = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    q = "Were Rolf Amsel and Ned Marlow from the same country?"
     first = json.loads(cli("--json", "--tools", "duckduckgo,crawl,kb", q, env=env).stdout)
     crawled = {s["url"] for s in first["sources"] if s["tool"] == "crawl"}
     assert crawled, "the first run read pages"
@@ -78,7 +78,7 @@ def test_research_memory_across_runs(cli, web):
     second = json.loads(cli("--json", "--tools", "kb", q).stdout)
     internal = [s for s in cited_sources(second) if s["kind"] == "internal"]
     assert internal and {s["url"] for s in internal} <= crawled
-    assert "Derrickson" in second["answer"]
+    assert "Amsel" in second["answer"]
 
     # Reading the same pages again stores nothing twice.
     cli("--json", "--tools", "duckduckgo,crawl,kb", "--no-cache", q, env=env)
@@ -86,12 +86,12 @@ def test_research_memory_across_runs(cli, web):
     assert again["chunks"] == stats["chunks"]
 
     # Feedback steers the research; it is not knowledge, so it is not stored.
-    cli("--json", "--tools", "kb", "--resume", second["session_id"], "--feedback", "focus on Ed Wood's films")
+    cli("--json", "--tools", "kb", "--resume", second["session_id"], "--feedback", "focus on Ned Marlow's films")
     assert "feedback" not in json.loads(cli("kb", "stats", "--json").stdout)["by_source_type"]
 
 
 def test_no_remember_keeps_the_kb_untouched(cli, web):
     env = web_env(web)
-    proc = cli("--json", "--no-remember", "Were Scott Derrickson and Ed Wood of the same nationality?", env=env)
+    proc = cli("--json", "--no-remember", "Were Rolf Amsel and Ned Marlow from the same country?", env=env)
     assert any(s["tool"] == "crawl" for s in json.loads(proc.stdout)["sources"])
     assert json.loads(cli("kb", "stats", "--json").stdout)["chunks"] == 0

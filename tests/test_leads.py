@@ -10,27 +10,27 @@ from sleuth.utils.engine.protocol import EngineContext
 from sleuth.utils.research.loopdata import Choice, PendingStep, Source, ToolItem
 from sleuth.utils.text import term_set
 
-QUESTION = "In what year was the director of the film Harbour Lights born?"
+QUESTION = "When was the painter of the mural Harbour Lights born?"
 FILM = "\n\n".join(
     [
-        "Harbour Lights is a 2014 drama film about a lighthouse keeper on a northern island.",
-        "Harbour Lights was the first film shot on the island, in the winter of that year.",
-        "The film Harbour Lights was born of a short story the island's lighthouse keeper wrote.",
-        "Harbour Lights won the festival's prize for the best film of the year.",
-        "Harbour Lights was written and directed by Mara Quist, with music by Leo Brandt.",
+        "Harbour Lights is a 2014 mural of a lighthouse keeper on a northern island.",
+        "Harbour Lights was the first mural made on the island, in the winter of that year.",
+        "The mural Harbour Lights was born of a short story the island's lighthouse keeper wrote.",
+        "Harbour Lights won the fair's prize for the best mural of the year.",
+        "Harbour Lights was designed and painted by Mara Quist, with lettering by Leo Brandt.",
     ]
 )
 OTHER = (
-    "Great Eastern Pictures, the film company whose director was born in Oslo, distributed the film in 2015. "
-    "Critics praised the film that year."
+    "Great Eastern Murals, the studio whose painter was born in Varnholm, restored the mural in 2015. "
+    "Critics praised the mural that year."
 )
 
 
 def test_the_follow_up_looks_up_the_name_the_page_the_question_names_gives():
-    # the film's page names its director in its fifth-best sentence; another page shares more of the
-    # question's words ("director was born") around another name: the next search is for the director
+    # the mural's page names its painter in its fifth-best sentence; another page shares more of the
+    # question's words ("painter was born") around another name: the next search is for the painter
     pages = [
-        ToolItem("http://127.0.0.1:9/wiki/Harbour_Lights_film", "Harbour Lights (film)", FILM, "page", lead=True),
+        ToolItem("http://127.0.0.1:9/wiki/Harbour_Lights_mural", "Harbour Lights (mural)", FILM, "page", lead=True),
         ToolItem("http://127.0.0.1:9/wiki/Elm_Bay_news", "Elm Bay news", OTHER, "page", lead=True),
     ]
     sources = [Source(n, it.title, it.url) for n, it in enumerate(pages, 1)]
@@ -39,7 +39,7 @@ def test_the_follow_up_looks_up_the_name_the_page_the_question_names_gives():
     engine = OfflineEngine()
     read = EngineContext(QUESTION, step=PendingStep(1, Choice("crawl_url", ""), pages), sources=sources)
     found = engine.analyze(read).data
-    assert any("directed by Mara Quist" in f.text for f in found.facts)
+    assert any("painted by Mara Quist" in f.text for f in found.facts)
     searched = [{"action": "search_duckduckgo", "query_or_url": QUESTION, "ok": True}]
     ctx = EngineContext(
         QUESTION,
@@ -56,41 +56,35 @@ def test_the_follow_up_looks_up_the_name_the_page_the_question_names_gives():
 
 
 def test_a_lead_is_a_whole_name_not_a_run_of_capitalised_words():
-    question = "Which hotel was the album by Bill Cosby recorded in?"
+    question = "Which hotel was the album by Ivo Brandt recorded in?"
     facts = [
-        Weighed("The Jam Sessions is an album by Quincy\n  Jones and Bill Cosby recorded in 1969.", 1, 1.0, qcov=0.6),
-        Weighed("The album came out on December 1, 1969 in Lincolnshire, England. It sold well.", 2, 1.0, qcov=0.6),
-        Weighed("Since 2006, the tapes have been kept by Mercury Records.", 3, 1.0, qcov=0.5),
-        Weighed("The tapes were sold to Studio 54. In 1981 the hotel closed.", 5, 1.0, qcov=0.5),
+        Weighed("The Jam Sessions is an album by Mara\n  Quell and Ivo Brandt recorded in 1969.", 1, 1.0, qcov=0.6),
+        Weighed("The album came out on December 1, 1969 in Harwick, Norland. It sold well.", 2, 1.0, qcov=0.6),
+        Weighed("Since 2006, the tapes have been kept by Falcon Records.", 3, 1.0, qcov=0.5),
+        Weighed("The tapes were sold to Studio 88. In 1981 the hotel closed.", 5, 1.0, qcov=0.5),
         Weighed("The album was recorded at the hotel of Hajime Kinda", 4, 1.0, qcov=0.6, form="snippet"),
     ]
     leads = salient_entities(facts, term_set(question), limit=10)
-    assert "Quincy Jones" in leads and "Mercury Records" in leads and "Studio 54" in leads
+    assert "Mara Quell" in leads and "Falcon Records" in leads and "Studio 88" in leads
     # not two names joined by "and", a date, two sentences, a sentence's first word, or a name cut short
-    assert not [lead for lead in leads if "Cosby" in lead or "December" in lead or "." in lead or "Since" in lead]
+    assert not [lead for lead in leads if "Brandt" in lead or "December" in lead or "." in lead or "Since" in lead]
     assert not [lead for lead in leads if lead.startswith("Hajime")]
 
 
 def test_the_answer_cites_the_document_named_by_the_sentence_that_answers_not_by_any_sentence():
-    # the remote's page names the program it was designed for in the sentence that answers the first
-    # half of the question, and a newer remote in a sentence that does not: the program's page, which
-    # says what else controls it, is the second half of the answer
-    question = (
-        "Aside from the Harbour Remote, what other device can control the program "
-        "the Harbour Remote was first designed to work with?"
+    # the canal's page names the lake it was dug for in the sentence that answers the first half of
+    # the question, and a newer canal in a sentence that does not: the lake's page, which says what
+    # else feeds it, is the second half of the answer
+    question = "Which river feeds the lake that the Orvin Canal was first dug to drain?"
+    canal = (
+        "The Orvin Canal is a waterway built by the Orvin Board for carrying grain to the coast.\n\n"
+        "The canal was first dug to drain Lake Tarrow on the Orvin plain.\n\n"
+        "It has since been replaced by the Quay Canal."
     )
-    remote = (
-        "The Harbour Remote is a remote control device sold by Harbour Inc. for use with its desktop computers.\n\n"
-        "The device was first designed to work with the Tidewater media program on early Harbour desktops.\n\n"
-        "It has since been replaced by the Quay Remote."
-    )
-    program = (
-        "Tidewater is a media program for Harbour desktops. "
-        "It is controlled by a Harbour Remote or the keyboard's function keys."
-    )
-    newer = "The Quay Remote is a remote control device that can control every program on the newer Harbour desktops."
-    docs = [("harbour-remote.md", "Harbour Remote", remote), ("tidewater.md", "Tidewater (software)", program)]
-    docs.append(("quay-remote.md", "Quay Remote", newer))
+    lake = "Lake Tarrow is a shallow lake on the Orvin plain. It is fed by the Sedge river and by spring rain."
+    newer = "The Quay Canal is a waterway that can drain every lake on the lower Orvin plain."
+    docs = [("orvin-canal.md", "Orvin Canal", canal), ("tarrow.md", "Lake Tarrow", lake)]
+    docs.append(("quay-canal.md", "Quay Canal", newer))
     items = [
         ToolItem(f"/docs/{name}", title, text, "kb", lead=True, source=n)
         for n, (name, title, text) in enumerate(docs, 1)
@@ -101,4 +95,4 @@ def test_the_answer_cites_the_document_named_by_the_sentence_that_answers_not_by
     found = engine.analyze(read).data
     ctx = EngineContext(question, facts=found.facts, notes=found.notes, sources=sources, confidence=0.8)
     answer = engine.report(ctx).data.text
-    assert "keyboard's function keys. [2]" in answer
+    assert "Sedge river and by spring rain. [2]" in answer

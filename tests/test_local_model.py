@@ -31,10 +31,10 @@ from openai_fake import RecordingProxy, kind_of
 WINDOW = 1024  # --context-tokens, and the server's n_ctx: nothing can be sent over it
 ALIAS = "gemma-3-270m"
 QUESTIONS = [
-    "Were Scott Derrickson and Ed Wood of the same nationality?",
-    "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?",
-    "What science fantasy young adult series, told in first person, has a set of companion books narrating the"
-    " stories of enslaved worlds and alien species?",
+    "Were Rolf Amsel and Ned Marlow from the same country?",
+    "What office did the actress who played Dora Penhallow in the film Whisper and Wait later hold?",
+    "Which novel, told in the first person and later translated into many languages, follows a family that tends"
+    " a glass orchard in a harbour town of the north?",
 ]
 
 
@@ -201,14 +201,14 @@ def test_no_request_exceeds_the_window(first_run):
 
 def test_feedback_round_researches_again(first_run, lab):
     data, _, _ = first_run
-    proc, chats = lab["run"]("--json", "--resume", data["session_id"], "--feedback", "Look up Ed Wood's nationality.")
+    proc, chats = lab["run"]("--json", "--resume", data["session_id"], "--feedback", "Look up Ned Marlow's country.")
     assert proc.returncode == 0, proc.stderr
     again = json.loads(proc.stdout)
     assert again["session_id"] == data["session_id"] and again["answer"].strip()
     assert any(c["status"] == 200 for c in chats)  # the second round asked the model again
     assert again["tokens"]["calls"] > data["tokens"]["calls"]
     session = lab["saved"](data["session_id"])
-    assert [f["text"] for f in session["feedback_history"]] == ["Look up Ed Wood's nationality."]
+    assert [f["text"] for f in session["feedback_history"]] == ["Look up Ned Marlow's country."]
     assert len(session["reports"]) == 2
 
 
@@ -229,9 +229,9 @@ def test_report_streams_from_the_real_server(llama_server):
     chunks: list[str] = []
     eng = OpenAIEngine(model=ALIAS, base_url=llama_server, context_tokens=WINDOW)
     ctx = EngineContext(
-        "Who directed Sinister?",
-        facts=[Fact("Sinister is a 2012 horror film directed by Scott Derrickson.", 1, 1.0)],
-        sources=[Source(1, "Sinister (film)", "https://example.org/sinister")],
+        "Who directed Hollowmere?",
+        facts=[Fact("Hollowmere is a 2012 horror film directed by Rolf Amsel.", 1, 1.0)],
+        sources=[Source(1, "Hollowmere (film)", "https://example.org/hollowmere")],
     )
     res = eng.report(ctx, on_chunk=chunks.append)
     assert len(chunks) > 1 and "".join(chunks) == res.data.text and res.data.text.strip()

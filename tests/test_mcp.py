@@ -14,11 +14,11 @@ import pytest
 from conftest import ROOT, assert_no_network, cli_env
 from mcp import Client, StdioServerParameters
 
-QUESTION = "When was the Lighthouse of Alexandria built?"
+QUESTION = "When was the Beacon of Tarvel built?"
 NOTES = {
-    "pharos.md": "# Pharos\n\nThe Lighthouse of Alexandria was built between 280 and 247 BC on the island of "
-    "Pharos. It was one of the Seven Wonders of the Ancient World.\n",
-    "rhodes.md": "# Colossus\n\nThe Colossus of Rhodes was a statue of the sun god Helios, erected in 280 BC.\n",
+    "skerrow.md": "# Skerrow\n\nThe Beacon of Tarvel was built between 312 and 298 BC on the island of "
+    "Skerrow. It was one of the Five Marvels of the Old Coast.\n",
+    "orsk.md": "# Giant\n\nThe Giant of Orsk was a statue of the sea god Varro, erected in 312 BC.\n",
 }
 WAIT_S = 60  # a cap on waits for what a step sends; they end as soon as it arrives
 
@@ -46,7 +46,7 @@ def test_tools_progress_errors_and_ingest_limits(tmp_path, notes):
         async with Client(server(tmp_path, "--tools", "kb")) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert names == ["research", "feedback", "kb_search", "sessions_list", "session_show"]
-            refused = await client.call_tool("kb_search", {"query": "Pharos", "k": 0})
+            refused = await client.call_tool("kb_search", {"query": "Skerrow", "k": 0})
             assert refused.is_error and "k must be at least 1" in refused.content[0].text
 
         async with Client(server(tmp_path, "--tools", "kb", "--allow-ingest", str(notes))) as client:
@@ -66,9 +66,9 @@ def test_tools_progress_errors_and_ingest_limits(tmp_path, notes):
             result = await client.call_tool("research", {"question": QUESTION}, progress_callback=on_progress)
             assert not result.is_error
             data = result.structured_content
-            assert "280" in data["answer"] and data["stop_reason"] and 0 < data["confidence"] <= 1
+            assert "312" in data["answer"] and data["stop_reason"] and 0 < data["confidence"] <= 1
             cited = [s for s in data["sources"] if s["cited"]]
-            assert cited[0]["url"].endswith("pharos.md") and "Pharos" in cited[0]["quote"]
+            assert cited[0]["url"].endswith("skerrow.md") and "Skerrow" in cited[0]["quote"]
             assert data["citations"]["total"] >= 1
             assert result.content[0].text.startswith("# ") and "## " in result.content[0].text
             with anyio.fail_after(WAIT_S):
@@ -76,12 +76,12 @@ def test_tools_progress_errors_and_ingest_limits(tmp_path, notes):
             assert progress[0][2].startswith("researching:")
             session_id = data["session_id"]
 
-            hits = await client.call_tool("kb_search", {"query": "Colossus Helios", "k": 2})
-            assert hits.structured_content["hits"][0]["source"].endswith("rhodes.md")
+            hits = await client.call_tool("kb_search", {"query": "Giant Varro", "k": 2})
+            assert hits.structured_content["hits"][0]["source"].endswith("orsk.md")
 
             bad = await client.call_tool("research", {"question": QUESTION, "max_iterations": 0})
             assert bad.is_error and "max-iterations must be at least 1" in bad.content[0].text
-            wrong_type = await client.call_tool("kb_search", {"query": "Pharos", "k": "many"})
+            wrong_type = await client.call_tool("kb_search", {"query": "Skerrow", "k": "many"})
             assert wrong_type.is_error
             unknown = await client.call_tool("session_show", {"session_id": "20000101-000000-abcdef"})
             assert unknown.is_error and "no session" in unknown.content[0].text
@@ -89,10 +89,10 @@ def test_tools_progress_errors_and_ingest_limits(tmp_path, notes):
             listed = await client.call_tool("sessions_list", {})  # the server still answers
             assert [r["session_id"] for r in listed.structured_content["sessions"]] == [session_id]
 
-            again = await client.call_tool("feedback", {"session_id": session_id, "feedback": "the Colossus too"})
+            again = await client.call_tool("feedback", {"session_id": session_id, "feedback": "the Giant too"})
             assert not again.is_error and again.structured_content["session_id"] == session_id
             shown = await client.call_tool("session_show", {"session_id": session_id})
-            assert shown.structured_content["feedback"] == ["the Colossus too"]
+            assert shown.structured_content["feedback"] == ["the Giant too"]
             assert shown.structured_content["status"] == "done"
             assert shown.content[0].text == again.content[0].text
 

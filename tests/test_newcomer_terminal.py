@@ -12,8 +12,8 @@ from conftest import ROOT, assert_no_network, cli_env
 pexpect = pytest.importorskip("pexpect")
 
 NOTE = (
-    "Resetting the quillwort index.\n\n"
-    "If a <pathspec> is specified, quillwort reset only restores the index entries matching the <pathspec>.\n"
+    "Resetting the quillwort queue.\n\n"
+    "If a <tray-name> is given, quillwort reset only clears the jobs waiting on the tray called <tray-name>.\n"
 )
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
@@ -39,7 +39,7 @@ def test_a_placeholder_from_a_source_shows_in_the_report_and_in_the_saved_markdo
     note.write_text(NOTE)
     env = cli_env(tmp_path)
     subprocess.run([sys.executable, str(ROOT / "main.py"), "kb", "ingest", str(note)], env=env, check=True)
-    child = spawn(["What does quillwort reset do if a pathspec is specified?"], tmp_path)
+    child = spawn(["What does quillwort reset do if a tray name is given?"], tmp_path)
     child.expect("Key sources")
     child.expect("Feedback")
     shown = ANSI.sub("", child.before)
@@ -49,10 +49,10 @@ def test_a_placeholder_from_a_source_shows_in_the_report_and_in_the_saved_markdo
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     child.close()
-    assert "<pathspec>" in shown and "If a  is" not in shown
+    assert "<tray-name>" in shown and "If a  is" not in shown
     saved = (tmp_path / "out.md").read_text()
     html = MarkdownIt().render(saved)  # what a Markdown viewer shows of the saved report
-    assert "&lt;pathspec&gt;" in html
+    assert "&lt;tray-name&gt;" in html
     assert_no_network(tmp_path)
 
 

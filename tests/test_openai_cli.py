@@ -8,9 +8,9 @@ import json
 from conftest import web_env
 from openai_fake import FakeOpenAI, Reply, kind_of, prompt_of
 
-QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
+QUESTION = "Were Rolf Amsel and Ned Marlow from the same country?"
 ANALYSIS = {
-    "extracted_info": [{"fact": "Scott Derrickson is an American director.", "source": 1}],
+    "extracted_info": [{"fact": "Rolf Amsel is a Vestian director.", "source": 1}],
     "assessment": "partial",
     "confidence_score": 0.4,
     "suggestions_for_next_step": [],
@@ -25,15 +25,13 @@ def scripted(body):
     if kind == "decide":
         prompt = prompt_of(body)
         if "(nothing yet)" in prompt:
-            return json.dumps(
-                {"next_action": "search_duckduckgo", "query_or_url": "Scott Derrickson", "reasoning": "a"}
-            )
-        if "Ed Wood" not in prompt.split("Research so far")[1].split("What has been found")[0]:
-            return json.dumps({"next_action": "search_duckduckgo", "query_or_url": "Ed Wood", "reasoning": "b"})
+            return json.dumps({"next_action": "search_duckduckgo", "query_or_url": "Rolf Amsel", "reasoning": "a"})
+        if "Ned Marlow" not in prompt.split("Research so far")[1].split("What has been found")[0]:
+            return json.dumps({"next_action": "search_duckduckgo", "query_or_url": "Ned Marlow", "reasoning": "b"})
         return json.dumps({"next_action": "send_to_hitl", "query_or_url": "", "reasoning": "enough"})
     if kind == "analyze":
-        return "<think>Source 1 says he is American.</think>\n```json\n" + json.dumps(ANALYSIS) + "\n```"
-    return "Both were American [1]."
+        return "<think>Source 1 says he is Vestian.</think>\n```json\n" + json.dumps(ANALYSIS) + "\n```"
+    return "Both were Vestian [1]."
 
 
 def test_research_through_an_openai_compatible_server(cli, web):
@@ -42,7 +40,7 @@ def test_research_through_an_openai_compatible_server(cli, web):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["engine"] == "openai" and data["model"] == "local-model"
-    assert data["stop_reason"] == "decided" and data["answer"].startswith("Both were American [1].")
+    assert data["stop_reason"] == "decided" and data["answer"].startswith("Both were Vestian [1].")
     assert data["llm_fallbacks"] == 0
     sent = fake.total_usage()
     assert data["tokens"]["calls"] == len(fake.usages) == 6  # 3 decisions, 2 analyses, 1 report

@@ -258,6 +258,6 @@ def test_prompts_never_exceed_the_context_window(window):
 
 
 def test_estimator_over_counts_ordinary_text():
-    text = "Scott Derrickson (born July 16, 1966) is an American director, screenwriter and producer."
+    text = "Rolf Amsel (born March 3, 1967) is a Vestian director, screenwriter and producer."
     words = len(text.split())
     assert estimate_tokens(text) >= words + 6  # digits and punctuation count on their own

@@ -74,7 +74,7 @@ def ask(data: Path, question: str, **env) -> dict:
 
 
 def test_the_default_reader_answers_from_the_passage_that_holds_the_answer(kb):
-    out = ask(kb, "How long can a lamp be borrowed from the registry?")
+    out = ask(kb, "For how long may someone borrow a lamp from the registry?")
     assert "borrowed for a week" in out["answer"], out["answer"]
     assert any(s["cited"] and s["url"].endswith("lamps.md") for s in out["sources"])
 
@@ -84,7 +84,7 @@ def test_a_trained_reader_can_be_chosen_and_answers_from_the_right_document(kb, 
     # The trained readers are not the default: on the development doc sets they chose the answering
     # sentence less often than the sentence model's closeness (docs/reader.md). Chosen, they still run
     # the whole loop and cite the document that holds the answer.
-    out = ask(kb, "How long can a lamp be borrowed from the registry?", SLEUTH_READER=reader)
+    out = ask(kb, "For how long may someone borrow a lamp from the registry?", SLEUTH_READER=reader)
     assert out["answer"] and any(s["cited"] and s["url"].endswith("lamps.md") for s in out["sources"])
 
 

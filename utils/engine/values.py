@@ -23,9 +23,9 @@ from .lexicon import (
     VALUE_WORDS,
 )
 
-FIGURE = re.compile(r"\b\d[\d,.]*\w*")  # "20000000", "1,024", "30s", "4.5"
+FIGURE = re.compile(r"\b\d[\d,.]*\w*")  # "25000000", "1,024", "30s", "4.5"
 YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
-VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b")  # "3.11", "v17.0.0"
+VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b")  # "3.11", "v4.2.1"
 CODE = re.compile(
     r"(?:^|[\s\"'(])--?[a-zA-Z][\w\-]*(?:=\S*)?|\b\w+(?:\.\w+)*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b"
 )

@@ -1,14 +1,14 @@
 """A yes or no for a question that compares two named things, from the two facts found.
 
-"Were A and B of the same nationality?", "Are both A and B located in C?", "Are A and B both
-types of D?": the question opens with an auxiliary verb and names exactly two documents. The
+"Were A and B from the same country?", "Are both A and B found in C?", "Are A and B both
+kinds of D?": the question opens with an auxiliary verb and names exactly two documents. The
 offline engine answers it only when the facts it states decide it, and cites both:
 
 * "same …" — what each fact says its subject *is* (the capitalised words just after the first
-  "is"/"was", e.g. "an American director" → American) is compared: shared → yes, both known and
+  "is"/"was", e.g. "a Norlish clockmaker" → Norlish) is compared: shared → yes, both known and
   different → no.
-* otherwise the question's remaining words are the property. When it holds a name ("located in
-  Michigan") the property is that name: in what was read of both → yes; of one only → no. Without
+* otherwise the question's remaining words are the property. When it holds a name ("found in
+  Norland") the property is that name: in what was read of both → yes; of one only → no. Without
   a name, both facts having all of it, or both saying they are the same kind of thing (the noun
   after "is a"), is a yes; there is no "no" without a name to go by.
 
@@ -39,7 +39,7 @@ def _facts_of(n: int, facts: list[Weighed]) -> list[Weighed]:
 
 def _what_it_is(fact: str) -> tuple[set[str], str]:
     """The capitalised words of the phrase after the first copula, and that phrase's first noun-ish
-    word ("an American film director" -> ({"american"}, "american"))."""
+    word ("a Norlish clock maker" -> ({"norlish"}, "norlish"))."""
     m = _COPULA.search(fact)
     if not m:
         return set(), ""
@@ -73,8 +73,8 @@ def _decide(query, chosen, facts, sources, weights):
     qterms = term_set(query)
 
     def other_sense(n: int) -> bool:
-        """Two documents of one name ("Ed Wood", "Ed Wood (film)"): the main thing of that name comes
-        first, unless the question says which sense ("the film"); then the one the answer states."""
+        """Two documents of one name ("Ivo Brandt", "Ivo Brandt (novel)"): the main thing of that name comes
+        first, unless the question says which sense ("the novel"); then the one the answer states."""
         return has_qualifier(title[n]) and not term_set(qualifier(title[n])) & qterms
 
     for n in sorted(named_in(query, names, weights), key=lambda n: (other_sense(n), n not in stated, n)):
@@ -132,7 +132,7 @@ def _as_written(text: str, folded: set[str]) -> str:
 
 
 def _surface(query: str, terms: set[str]) -> str:
-    """The question's own words for a set of index terms, in its order ("located", "Michigan")."""
+    """The question's own words for a set of index terms, in its order ("found", "Norland")."""
     out = []
     for w in _words(query):
         if term_set(w) & terms and w not in out:
