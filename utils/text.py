@@ -220,18 +220,18 @@ _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*")
 
 
 def bare_title(title: str) -> str:
-    """A title without its qualifier in brackets: "Ed Wood (film)" -> "Ed Wood"."""
+    """A title without its qualifier in brackets: "Ivo Brandt (novel)" -> "Ivo Brandt"."""
     return _QUALIFIER.sub(" ", title or "").strip()
 
 
 def qualifier(title: str) -> str:
-    """A title's qualifier in brackets, without them: "Ed Wood (film)" -> "film"; "" if none."""
+    """A title's qualifier in brackets, without them: "Ivo Brandt (novel)" -> "novel"; "" if none."""
     m = _QUALIFIER.search(title or "")
     return m.group(0).strip(" ()[]") if m else ""
 
 
 def has_qualifier(title: str) -> bool:
-    """Whether a title carries a qualifier in brackets ("Ed Wood (film)"): it names one sense of a name."""
+    """Whether a title carries a qualifier in brackets ("Ivo Brandt (novel)"): it names one sense of a name."""
     return bool(_QUALIFIER.search(title or ""))
 
 

@@ -319,7 +319,7 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
             top.append(f)
     if wants in ("default", "number") and not any(holds(wants, f.text, query) for f in top):
         # The passage that opens the answer names the subject; the value may come later in its chunk
-        # ("Specifies the minimum delay between cleaner runs. [...] The default is one minute.").
+        # ("Sets the shortest pause between indexer passes. [...] The default is ninety seconds.").
         # Facts of one chunk share their document, step and rank prior.
         lead = facts[0]
         same = (lead.source, lead.step, lead.prior)
@@ -335,7 +335,7 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
 def _part_values(query: str, facts: list[Weighed], chosen: list[Weighed]) -> list[Weighed]:
     """For a two-part question, the best-ranked fact that holds the kind of value a part asks for and
     is about that part (its own words, not the other part's), when no fact chosen does: "How do I
-    encrypt a file, and which method does it use unless I change it?" gets the command as well as the
+    sign a letter, and which signing scheme applies unless I pick one?" gets the command as well as the
     default."""
 
     def answers(f: Weighed, kind: str, part: str, own: set[str]) -> bool:
@@ -373,7 +373,7 @@ def _unnamed(query: str, facts: Sequence[Fact], sources: Sequence[Source]) -> li
     if not names:
         return []
     read = fold(" ".join([f.text for f in facts] + [f"{s.title} {s.snippet} {s.excerpt}" for s in sources]))
-    # "os.cpuCount" is mentioned where a page about os names "cpuCount" alone
+    # "tank.level" is mentioned where a page about tank names "level" alone
     return [n for n in names if fold(n) not in read and fold(n.rsplit(".", 1)[-1]) not in read]
 
 
@@ -402,8 +402,8 @@ class _Reading:
         # A page reached by a link is read for what it is about (its title), like a crawled page.
         focus = question_weights(title if it.linked else (self.step_query or title))
         # A sentence about the document's subject (its opening one, or one opening with a pronoun:
-        # select.about_subject) is read with the title's words ("Edward Davis Wood Jr. ... was an
-        # American filmmaker" under "Ed Wood").
+        # select.about_subject) is read with the title's words ("Ivo Karl Brandt ... was a
+        # Norlish clockmaker" under "Ivo Brandt").
         title_terms = term_set(bare_title(title))
         opens = it.lead  # the text starts at the document's start
         # ...and when the question names that title, the opening sentence is kept however few of
@@ -433,7 +433,7 @@ class _Reading:
             score = max(full, T.FOCUS_WEIGHT * coverage(terms | p.context, focus) + (1 - T.FOCUS_WEIGHT) * full)
             score += T.VALUE_BONUS * value
             if score >= T.MIN_SCORE or (named and opening):
-                # The reader reads the sentence under its heading: "added: v14.14.0" is about what its
+                # The reader reads the sentence under its heading: "added: v5.4.2" is about what its
                 # heading names, as the words of a sentence's frame count for it above.
                 head = f"{it.section} › {plain_heading(p.heading)}" if p.heading else it.section
                 cands.append((max(score, T.MIN_SCORE), full, shown, Candidate(quote, head)))
@@ -465,9 +465,9 @@ class _Reading:
         when the value is in the heading it sits under, the heading and the sentence; or, when it is
         a short value line that closes a short paragraph (an option's list item), the whole paragraph;
         or, when the value is in it but its subject is in the sentence before, that sentence and this
-        one; or, when it is a short value line opening what a heading names ("added: v17.0.0." under
-        "fs.rm()"), or a sentence opening it that refers back to it ("This variable overrides ..."
-        under "GIT_EDITOR"), the heading and the line."""
+        one; or, when it is a short value line opening what a heading names ("added: v5.4.2." under
+        "make_widget()"), or a sentence opening it that refers back to it ("This variable overrides ..."
+        under "SPOOL_CHIME"), the heading and the line."""
         sent = p.text
         headed = bool(p.heading) and p.heading != sent  # it sits under a heading-like line
         # "The main differences are:" and the list, when that fits a quote with its heading or sentence before
@@ -479,7 +479,7 @@ class _Reading:
 
         if holds(self.wants, sent, self.query):
             if p.before and len(sent) < T.MIN_CHARS and p.item and len(p.item) <= T.ITEM_MAX_CHARS:
-                return p.item, True  # an option's entry: what it is, then "Default: `1024 * 1024`."
+                return p.item, True  # an option's entry: what it is, then "Default: `512 * 64`."
             if p.before and (
                 len(sent) < T.MIN_CHARS
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
@@ -491,7 +491,7 @@ class _Reading:
         if headed and holds(self.wants, plain_heading(p.heading), self.query):
             return under(), True
         if headed and not p.before and _refers_back(sent):
-            return under(), False  # "GIT_EDITOR: This environment variable overrides $EDITOR."
+            return under(), False  # "SPOOL_CHIME: This variable overrides the alert sound."
         return sent, False
 
 

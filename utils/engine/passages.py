@@ -1,8 +1,8 @@
 """What the offline analyzer reads: a question's weighted terms and wanted value, and a document's
 sentences with the context that says what each one is about.
 
-A sentence in documentation rarely repeats its subject: "The default value is twenty million
-bytes." sits under an option's entry ("--freelist-vol=<number> [default: 20000000]"), in a
+A sentence in documentation rarely repeats its subject: "The default value is forty thousand
+pages." sits under an option's entry ("--page-pool=<number> [default: 40000]"), in a
 section, in a file with a title. So each sentence is read with
   * its own words (full weight),
   * the words of what it sits under (half weight): the heading path of its chunk, the nearest
@@ -39,7 +39,7 @@ from .values import CAPITALISED, asks_for, clause_words, holds, limit_word
 
 
 def question_parts(question: str) -> list[str]:
-    """The questions a two-part question asks ("Which port does it listen on, and which variable
+    """The questions a two-part question asks ("How long does the kettle keep water warm, and which switch
     changes it?": two), each to search for on its own; [] for a question of one part. A part starts
     after ", and " with a question word or an auxiliary verb."""
     pieces = question.split(", and ")
@@ -172,13 +172,13 @@ def _blocks(paras: list[str]) -> list[tuple[str, list[str]]]:
 _UNDERLINE = re.compile(r"\s*([~=\-_*#^\"'`])\1{2,}\s*")
 
 
-_ENUMERATION = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+(?=\S)")  # "8.2.12. ", "E.2. ", "1. "
+_ENUMERATION = re.compile(r"^(?:[A-Z]|\d+)(?:\.\d+)*\.\s+(?=\S)")  # "4.3.7. ", "E.2. ", "1. "
 
 
 def plain_heading(line: str) -> str:
-    """A heading-like line without the rules that underline it ("Release 3.18.0 ~~~~~~~"), the
-    marks that make it one ("## fs.rm(path)") or its section number ("8.2.12. Resource
-    Requirements": the number places the section, it is not a figure the section gives)."""
+    """A heading-like line without the rules that underline it ("Release 5.4.2 ~~~~~~~"), the
+    marks that make it one ("## make_widget(size)") or its section number ("4.3.7. Disk
+    Needs": the number places the section, it is not a figure the section gives)."""
     return _ENUMERATION.sub("", _UNDERLINE.sub(" ", line).strip().lstrip("#").strip())
 
 

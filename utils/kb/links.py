@@ -84,7 +84,7 @@ def linked_sources(source: str, known: Callable[[str], bool]) -> list[str]:
 
 
 def _names(title: str, text: str) -> bool:
-    """The (folded) title stands in the (folded) text as whole words: "ed wood" is not in "used wood"."""
+    """The (folded) title stands in the (folded) text as whole words: "ed stone" is not in "used stone"."""
     return re.search(rf"(?<!\w){re.escape(title)}(?!\w)", text) is not None
 
 
