@@ -59,7 +59,7 @@ SUPERLATIVES = {
 }
 DIMENSIONS = {"long": "maximum length", "large": "maximum size", "big": "maximum size", "high": "maximum"}
 
-# Figures written as words ("one minute", "two copies").
+# Figures written as words ("two copies", "five seconds").
 NUMBER_WORDS = frozenset(
     {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "hundred", "thousand", "million"}
 )

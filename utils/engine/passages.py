@@ -65,12 +65,12 @@ def question_weights(query: str, extra: Sequence[str] = (), idf: dict[str, float
     the knowledge base's IDF) a word common to the whole collection less than a rare one."""
     w: dict[str, float] = {}
     caps = {stem(fold(m)) for m in CAPITALISED.findall(query) if fold(m) not in STOPWORDS | NOT_NAMES}
-    when = clause_words(query)  # "unless I set one": when, not what, the question asks about
+    when = clause_words(query)  # "unless I pick one": when, not what, the question asks about
     for t in content_terms(query):
         if t not in when:
             s = stem(t)
             w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
-    # implied, not said ("unless I set one" asks for the default; "the longest name it can take", for
+    # implied, not said ("unless I pick one" asks for the default; "the longest name it can take", for
     # the maximum length): the word documentation states it with, weighing less than the question's own
     implied = limit_word(query) or ("default" if asks_for(query) == "default" else "")
     for word in implied.split():
