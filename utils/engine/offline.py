@@ -39,7 +39,7 @@ from .reader import Candidate, default_reader
 from .recent import Recent
 from .select import about_subject, choose, named_in, phrase, title_phrase
 from .tuning import OFFLINE as T
-from .values import asks_for, code_names, holds, limit_word
+from .values import asks_for, code_names, code_share, holds, limit_word
 from .verdict import asks_yes_no, verdict
 
 WEB_SEARCH = WEB_SEARCHES
@@ -280,10 +280,15 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
     def on_topic(f: Weighed, value: bool) -> bool:  # it holds the value asked for, and is about the subject
         return value and (f.qcov or 0) >= T.VALUE_FIRST_QCOV
 
+    # A question in prose that names no code is answered in prose: a passage mostly of code (a
+    # signature, a command line) answers it less well than its words and meaning suggest.
+    prose = wants != "code" and not code_names(query)
+
     def rank(f: Weighed) -> tuple:
         value = holds(wants, f.text, query)
         strength = (f.qcov or 0) + T.VALUE_BONUS * value + f.prior - T.FOLLOW_UP_PENALTY * f.follow_up
         strength += T.ANSWER_MEANING_WEIGHT * (f.sem or 0)
+        strength -= T.CODE_PENALTY * prose * code_share(f.text)
         return (-(on_topic(f, value) and not meaning), -strength, -f.score)
 
     # A sentence quoted alone and again inside a longer quote (joined to the sentence after it that holds
@@ -305,7 +310,10 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
     facts = [f for f in facts if not (f.form == Form.SNIPPET and f.source in full_text_sources)]
     if not facts:
         return [], None
-    chosen = choose(query, facts, sources, weights, lead=on_topic(facts[0], holds(wants, facts[0].text, query)))
+    # The best-ranked passage opens the answer: with the sentence model its rank weighs meaning as well as
+    # words; without it, only when it holds the value asked for (else the pair that covers most opens).
+    lead = meaning or on_topic(facts[0], holds(wants, facts[0].text, query))
+    chosen = choose(query, facts, sources, weights, lead=lead)
     top = facts[:1]
     said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first

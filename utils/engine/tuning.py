@@ -46,7 +46,7 @@ class OfflineTuning:
     FOLLOW_UP_PENALTY: float = 0.5  # a passage a follow-up search found opens the answer only if clearly better
     RANK_PRIOR: float = 0.2  # the KB's best chunk adds this to its sentences, the next half, ... (1 / (1 + rank))
     VALUE_BONUS: float = 0.2  # holding the kind of value asked for (a default, a number, a version)
-    CODE_PENALTY: float = 0.3  # a code block answers a question about code, not about prose
+    CODE_PENALTY: float = 0.3  # a passage all of code answers a question in prose that names no code less well
     SNIPPET_TRUST: float = 0.75  # search snippets are cut short: their wording is not the page's
     KB_TRUST_BASE: float = 0.6  # a KB passage counts 0.6 + 0.4 x the KB's own retrieval score
 

@@ -137,6 +137,11 @@ def figure(text: str, q: str = "") -> bool:
     return any(t in NUMBER_WORDS and t not in q.split() for t in tokenize(text))
 
 
+def code_share(text: str) -> float:
+    """How much of a text is names in code (options, calls, identifiers, `quoted code`), 0..1."""
+    return min(1.0, sum(len(m.group(0).strip()) for m in CODE.finditer(text)) / max(1, len(text)))
+
+
 def code_names(question: str) -> list[str]:
     """The names in code a question asks about ("--dry-run", "os.walk()", "max_depth"), as
     documentation writes them: an option without its value, a call without its brackets."""
