@@ -5,6 +5,9 @@ Every example is made up."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from sleuth.utils.engine.notes import Weighed
 from sleuth.utils.engine.offline import OfflineEngine, salient_entities
 from sleuth.utils.engine.protocol import EngineContext
@@ -71,3 +74,15 @@ def test_a_word_capitalised_because_a_sentence_starts_there_is_not_a_lead():
     leads = salient_entities(facts, term_set("Who wrote the print spooler?"))
     assert "Mara Quell" in leads
     assert "See" not in leads and "Note" not in leads
+
+
+def test_the_readmes_own_question_is_answered_with_the_stopping_rule_first(cli):
+    # the README's demo: its own docs in the KB; the passage that opens the answer says when a run stops,
+    # not the Python API's signature (which mentions research and stopping too)
+    root = Path(__file__).resolve().parents[1]
+    assert cli("kb", "ingest", str(root / "README.md"), str(root / "docs")).returncode == 0
+    proc = cli("--json", "--tools", "kb", "How does Sleuth decide when to stop researching?")
+    assert proc.returncode == 0, proc.stderr
+    opening = json.loads(proc.stdout)["answer"].split("[")[0]
+    assert "stop" in opening.lower()
+    assert "sleuth.research(" not in opening
