@@ -30,7 +30,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS kb_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources(
     source TEXT PRIMARY KEY, title TEXT, source_type TEXT, doc_hash TEXT, chunks INTEGER,
-    ingested_at TEXT, session_id TEXT);
+    ingested_at TEXT, session_id TEXT, stamp TEXT);
 CREATE TABLE IF NOT EXISTS chunks(
     rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, source TEXT NOT NULL, chunk INTEGER NOT NULL,
     title TEXT, text TEXT, content_hash TEXT, doc_hash TEXT, source_type TEXT, ingested_at TEXT,
@@ -87,6 +87,8 @@ def _connect_to_write(file: Path) -> sqlite3.Connection:
         db.executescript(SCHEMA)
         if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
             db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
+        if "stamp" not in {r[1] for r in db.execute("PRAGMA table_info(sources)")}:
+            db.execute("ALTER TABLE sources ADD COLUMN stamp TEXT")  # a KB from before file stamps (ingest.py)
     except BaseException:
         db.close()
         raise

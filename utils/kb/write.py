@@ -32,6 +32,7 @@ class Doc:
     doc_hash: str
     session_id: str | None = None
     structured: bool = False  # text in the structured readers' form: chunks carry heading paths
+    stamp: str = ""  # a file's size and modification time when read ("" if none): utils/kb/ingest.py
 
     @classmethod
     def removal(cls, source: str) -> Doc:
@@ -239,10 +240,10 @@ def replace_lexical(db: sqlite3.Connection, batch: Batch, now: str) -> tuple[lis
     for r in batch.rows:
         per_source[r.source] = per_source.get(r.source, 0) + 1
     db.executemany(
-        "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, session_id) "
-        "VALUES(?,?,?,?,?,?,?)",
+        "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, session_id, stamp) "
+        "VALUES(?,?,?,?,?,?,?,?)",
         [
-            (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
+            (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id, d.stamp)
             for d in batch.docs
             if d.doc_hash != REMOVED
         ],
