@@ -120,3 +120,21 @@ def test_an_interrupted_ingest_goes_on_where_it_stopped_and_ends_the_same(tmp_pa
     assert report is not None and report.files_unchanged == 10 and report.files_added == 14
     assert results(kb) == expected
     kb.close()
+
+
+def test_the_raw_bm25_beside_each_hit_is_sqlites_own_from_the_second_search_on(tmp_path):
+    from sleuth.utils.kb.bm25 import fts5_scores
+    from sleuth.utils.text import analyze
+
+    folder = tmp_path / "notes"
+    make_folder(folder)
+    kb = KnowledgeBase(tmp_path / "kb")
+    kb.ingest_paths([folder])
+    for q in ("kites painted orange", "serial mark under the left side", "zeppelins 1995 spring"):
+        kb.search(q, k=5)  # the first search of an instance goes to FTS5; the next ones to memory
+        hits = kb.search(q, k=5)
+        shown = kb.bm25_scores(q, hits)
+        own = fts5_scores(kb._conn(), list(dict.fromkeys(analyze(q))), [h.id for h in hits])
+        assert shown.keys() == own.keys() and len(shown) == len(hits)
+        assert all(abs(shown[i] - own[i]) < 1e-9 * max(1.0, abs(own[i])) for i in own)
+    kb.close()

@@ -209,13 +209,16 @@ class MemoryBM25:
                 return None  # FTS5 splits this term into several tokens: leave the query to FTS5
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         weights = np.where(np.frombuffer(cols.encode("ascii"), dtype=np.uint8) == ord("1"), TITLE_WEIGHT, 1.0)
-        rowids, where = np.unique(_int_list(docs), return_inverse=True)
+        docs_all = _int_list(docs)
+        steps = np.diff(docs_all)
+        if (steps >= 0).all():  # FTS5 reads a term's instances in rowid order: group them without a sort
+            starts = np.concatenate(([0], np.flatnonzero(steps) + 1))
+            return docs_all[starts], np.add.reduceat(weights, starts)
+        rowids, where = np.unique(docs_all, return_inverse=True)
         return rowids, np.bincount(where, weights=weights, minlength=len(rowids))
 
-    def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
-        """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
-        import numpy as np
-
+    def _lists(self, db: sqlite3.Connection, terms: list[str]) -> list[tuple] | None:
+        """Each term's (rowids, tf), loaded once; None if FTS5 must read one of them as a phrase."""
         lists = []
         for t in terms:
             if t not in self.postings:
@@ -228,6 +231,35 @@ class MemoryBM25:
             if got_t is None:
                 return None
             lists.append(got_t)
+        return lists
+
+    def raw(self, db: sqlite3.Connection, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
+        """{rowid: raw BM25} of the given rows for `terms` (FTS5's bm25(), as `top` ranks); None: ask FTS5."""
+        import numpy as np
+
+        lists = self._lists(db, terms)
+        if lists is None or not self.n or self.lengths is None:
+            return None
+        want = np.asarray(rowids, dtype=np.int64)
+        inside = want < len(self.lengths)
+        norm = np.ones(len(want))
+        norm[inside] = self.K1 * (1.0 - self.B + self.B * self.lengths[want[inside]] / (self.total / self.n))
+        total = np.zeros(len(want))
+        for rows, tf in lists:
+            if not len(rows):
+                continue
+            at = np.minimum(np.searchsorted(rows, want), len(rows) - 1)
+            f = np.where(rows[at] == want, tf[at], 0.0)
+            total += term_idf(self.n, len(rows)) * f * (self.K1 + 1.0) / (f + norm)
+        return {int(r): float(s) for r, s in zip(want.tolist(), total.tolist(), strict=True) if s > 0}
+
+    def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
+        """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
+        import numpy as np
+
+        lists = self._lists(db, terms)
+        if lists is None:
+            return None
         N = self.n
         idf = [term_idf(N, len(r)) for r, _ in lists]
         ideal = sum(idf)
@@ -240,9 +272,10 @@ class MemoryBM25:
         assert self.lengths is not None  # loaded by ensure()
         norm = self.K1 * (1.0 - self.B + self.B * self.lengths[rows] / avgdl)
         contrib = w * tf * (self.K1 + 1.0) / (tf + norm)
-        if len(lists) > 1:
-            rows, where = np.unique(rows, return_inverse=True)
-            scores = np.bincount(where, weights=contrib, minlength=len(rows))
+        if len(lists) > 1:  # summed per row: a dense array over the rowids is cheaper than sorting the postings
+            dense = np.bincount(rows, weights=contrib, minlength=len(self.lengths))
+            rows = np.flatnonzero(dense)
+            scores = dense[rows]
         else:
             scores = contrib
         if len(scores) > n:  # keep the n best and every row tied with the n-th, so ties go by rowid below
@@ -344,6 +377,19 @@ class BM25:
         else:
             rows, ideal = got
         return [(rid, share(s, ideal)) for rid, s in rows]
+
+    def raw_scores(self, db: sqlite3.Connection, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
+        """{rowid: raw BM25} for rows a search of `terms` just ranked, from the memory index when it is
+        loaded and current (what `kb search` shows beside each hit); None: ask FTS5."""
+        if self.memory.lengths is None or not terms or not rowids:
+            return None
+        db.execute("BEGIN")
+        try:
+            if self.memory.key != _generation(db):
+                return None
+            return self.memory.raw(db, terms, rowids)
+        finally:
+            db.execute("COMMIT")
 
     def _n_docs(self, db: sqlite3.Connection) -> int:
         generation = _generation(db)

@@ -136,8 +136,16 @@ def bm25_scores(kb: KnowledgeBase, query: str, hits: list[Hit]) -> dict[str, flo
     from .bm25 import fts5_scores
 
     terms = list(dict.fromkeys(analyze(query)))[:64]
+    ids = [h.id for h in hits]
     with kb._lock:
-        return fts5_scores(kb._conn(), terms, [h.id for h in hits])
+        db = kb._conn()
+        if ids and terms and kb._bm25.memory.lengths is not None:  # the scores of the ranking just made
+            marks = ",".join("?" * len(ids))
+            rid_of = dict(db.execute(f"SELECT id, rid FROM chunks WHERE id IN ({marks})", ids).fetchall())
+            raw = kb._bm25.raw_scores(db, terms, list(rid_of.values()))
+            if raw is not None:
+                return {i: raw[r] for i, r in rid_of.items() if r in raw}
+        return fts5_scores(db, terms, ids)
 
 
 def chunks_of(kb: KnowledgeBase, sources: list[str], per_source: int = 20) -> list[Hit]:
