@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import KBError
 from ..text import valid_text
-from . import walk
+from . import health, walk
 from .hits import IngestReport
 from .readers import read_document, site_titles
 from .write import Doc, sha256_hex
@@ -60,7 +60,11 @@ def ingest_paths(
     found = walk.walk(paths, follow_links=follow_links)
     files = found.files
     report = IngestReport.of(found)
-    kb._open()
+    if kb.chroma_url:
+        kb._open()  # a server that does not answer is told before any file is read
+    else:
+        health.check_chroma(kb)  # a damaged vector store is told first; it opens at the first write
+        kb._check_lexical()
     stamps = [file_stamp(f) for f in files]
     sources = [valid_text(str(f.resolve())) for f in files]  # a file name that is not UTF-8 keeps U+FFFD
     unchanged: list[bool] = []
