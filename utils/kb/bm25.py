@@ -161,6 +161,7 @@ class MemoryBM25:
         self.total = 0.0
         self.postings: dict[str, tuple | None] = {}  # term -> (rowids, tf); None: FTS5 reads it as a phrase
         self.size = 0
+        self.from_postings = False  # the KB keeps a postings table (write.write_postings) to read terms from
 
     def ensure(self, db: sqlite3.Connection, key: str | None) -> bool:
         """Loaded for generation `key`; False if the FTS5 tables are not laid out as expected."""
@@ -178,6 +179,7 @@ class MemoryBM25:
                 return False
             lengths[rowids] = sizes
         self.lengths, self.n, self.total, self.key = lengths, len(rowids), float(lengths.sum()), key
+        self.from_postings = bool(db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone())
         return True
 
     def row_sizes(self, db: sqlite3.Connection, first: int) -> dict[int, int] | None:
@@ -193,9 +195,25 @@ class MemoryBM25:
             return None
         return dict(zip(rowids.tolist(), sizes.tolist(), strict=True))
 
+    def _from_postings(self, db: sqlite3.Connection, term: str) -> tuple:
+        """A term's (rowids, tf) from the postings table (write.write_postings), rows removed since left out."""
+        import numpy as np
+
+        parts = db.execute("SELECT rids, tfs FROM postings WHERE term = ? ORDER BY seg", (term,)).fetchall()
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        rows = np.concatenate([np.frombuffer(r, dtype=np.uint32) for r, _ in parts]).astype(np.int64)
+        tf = np.concatenate([np.frombuffer(f, dtype=np.float32) for _, f in parts]).astype(np.float64)
+        assert self.lengths is not None  # loaded by ensure()
+        live = rows < len(self.lengths)
+        live[live] = self.lengths[rows[live]] > 0
+        return (rows, tf) if live.all() else (rows[live], tf[live])
+
     def _load(self, db: sqlite3.Connection, term: str) -> tuple | None:
         import numpy as np
 
+        if self.from_postings and term.isascii():  # an ASCII term is exactly one FTS5 token
+            return self._from_postings(db, term)
         docs, cols = db.execute(
             "SELECT group_concat(doc), group_concat(col = 'title', '') FROM chunks_instances WHERE term = ?", (term,)
         ).fetchone()

@@ -40,6 +40,7 @@ CREATE INDEX IF NOT EXISTS sources_by_hash ON sources(doc_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, body, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance');
+CREATE TABLE IF NOT EXISTS postings(term TEXT, seg INTEGER, rids BLOB, tfs BLOB, PRIMARY KEY(term, seg)) WITHOUT ROWID;
 """
 
 
@@ -87,6 +88,8 @@ def _connect_to_write(file: Path) -> sqlite3.Connection:
         db.executescript(SCHEMA)
         if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
             db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
+        if get_meta(db, "postings") is None and not db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+            db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('postings', '1')")  # write.py
         if "stamp" not in {r[1] for r in db.execute("PRAGMA table_info(sources)")}:
             db.execute("ALTER TABLE sources ADD COLUMN stamp TEXT")  # a KB from before file stamps (ingest.py)
     except BaseException:
@@ -148,6 +151,8 @@ def clear_lexical(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM chunks")
     db.execute("DELETE FROM sources")
     db.execute("DELETE FROM chunks_fts")
+    db.execute("DELETE FROM postings")
+    db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('postings', '1')")  # empty: kept from now on
 
 
 def wipe_lexical(db: sqlite3.Connection, *, keep_meta: bool) -> None:
@@ -155,7 +160,7 @@ def wipe_lexical(db: sqlite3.Connection, *, keep_meta: bool) -> None:
     unless `keep_meta`)."""
     db.execute("BEGIN IMMEDIATE")
     clear_lexical(db)
-    db.execute("DELETE FROM kb_meta WHERE key='generation'" if keep_meta else "DELETE FROM kb_meta")
+    db.execute("DELETE FROM kb_meta WHERE key " + ("= 'generation'" if keep_meta else "!= 'postings'"))
     db.execute("COMMIT")
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from array import array
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import NamedTuple
 
 from ..text import analyze
+from .bm25 import TITLE_WEIGHT
 from .chunking import DEFAULT_SIZE, ChunkSize, chunk_sections, chunk_spans, join_pieces
 from .structure import sections
 
@@ -210,9 +213,34 @@ def upsert_vectors(col, batch: Batch, stale: list[str], embed: Embed, *, server:
 # --------------------------------------------------------------------------------------------
 
 
+def write_postings(db: sqlite3.Connection, base: int, fts: list[tuple[str, str]]) -> None:
+    """The rows' postings, one segment (`seg` = its first rowid) per term: the rowids (uint32) and the
+    term's count in each, the title's weighted (float32) -- what FTS5 holds, read back in one blob per
+    segment instead of one row per instance (utils/kb/bm25.py). Rows removed later leave their postings
+    behind (rowids are never used again: `insert_chunks`); a search skips rows that are gone."""
+    by_term: dict[str, tuple[array, array]] = {}
+    for i, (title, body) in enumerate(fts):
+        counts: Counter[str] = Counter(body.split())
+        for t in title.split():
+            counts[t] += TITLE_WEIGHT  # type: ignore[assignment]
+        rid = base + i
+        for t, n in counts.items():
+            got = by_term.get(t)
+            if got is None:
+                got = by_term[t] = (array("I"), array("f"))
+            got[0].append(rid)
+            got[1].append(n)
+    db.executemany(
+        "INSERT OR REPLACE INTO postings(term, seg, rids, tfs) VALUES(?,?,?,?)",
+        ((t, base, r.tobytes(), f.tobytes()) for t, (r, f) in by_term.items()),
+    )
+
+
 def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[str, str]] | None = None) -> int:
-    """Insert chunk rows and their FTS5 rows (analysed here unless given); returns the first rowid used."""
-    base = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM chunks").fetchone()[0]
+    """Insert chunk rows and their FTS5 rows (analysed here unless given) and postings; returns the first
+    rowid used. Rowids are never used twice (kb_meta 'last_rid'), so old postings never name a new row."""
+    last = db.execute("SELECT value FROM kb_meta WHERE key='last_rid'").fetchone()
+    base = max(db.execute("SELECT coalesce(max(rid), 0) FROM chunks").fetchone()[0], int(last[0]) if last else 0) + 1
     marks = ",".join("?" * (len(ChunkRow._fields) + 1))
     db.executemany(
         f"INSERT INTO chunks(rid, {CHUNK_COLUMNS}) VALUES({marks})", [(base + i, *r) for i, r in enumerate(rows)]
@@ -222,6 +250,10 @@ def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[
     db.executemany(
         "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)", [(base + i, a, b) for i, (a, b) in enumerate(fts)]
     )
+    if rows:
+        db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('last_rid', ?)", (str(base + len(rows) - 1),))
+        if db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+            write_postings(db, base, fts)
     return base
 
 
