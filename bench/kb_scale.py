@@ -12,11 +12,12 @@ Prints, for the checkout (and, with --compare-with, another checkout measured th
   * the research loop's KB step (utils/steps.py: search for 3 x KB_HITS, then the links followed): p50 / max ms;
   * both@10 and recall@10 of the supporting pages, page level (bench/kb.py `evaluate`).
 
-The noise (no --noise): documents written by `make_noise`, a deterministic generator: words drawn from the
-eval pages' vocabulary by its frequency (so the questions' words occur among the noise as often as on
-the pages, but never in the pages' sentences) mixed with made-up words of a Zipf vocabulary (so the
-index's vocabulary grows with the corpus as a real one does), in sentences and paragraphs, 80-2,000
-words a file, 500 files a folder. It is written once under DATA/noise-N and reused.
+The noise (no --noise): documents written by `make_noise`, a deterministic generator: 60 % of the words
+drawn from the eval pages' 2,000 most frequent words by their frequency (the questions' general words
+occur among the noise as often as on the pages; the pages' rarer words, names most of all, do not),
+40 % made-up words of a Zipf vocabulary (so the index's vocabulary grows with the corpus as a real one
+does), in sentences and paragraphs, 80-2,000 words a file, 500 files a folder. It is written once under
+DATA/noise-N and reused. `--noise DIR` uses a folder of real documents instead (e.g. /usr/share/doc).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-WORDS_PER_CHUNK = 110  # words per chunk of the generated files (measured: chunks overlap, files end mid-chunk)
+WORDS_PER_CHUNK = 87  # words per chunk of the generated files (measured: chunks overlap, files end mid-chunk)
+COMMON_WORDS = 2000  # the noise's real words: the pages' most frequent ones
 
 # What one process measures: runs in a fresh interpreter against the checkout `tree` (argv: tree data_dir
 # eval_dir out.json [chroma_url] [embedding]).
@@ -113,6 +115,8 @@ def make_noise(folder: Path, n_chunks: int, eval_dir: Path, seed: int = 13) -> i
     shutil.rmtree(folder, ignore_errors=True)
     rng = np.random.default_rng(seed)
     words, counts = _vocabulary(eval_dir)
+    common = sorted(range(len(words)), key=lambda i: -counts[i])[:COMMON_WORDS]  # general words, not the pages' names
+    words, counts = [words[i] for i in common], [counts[i] for i in common]
     syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
     made = {"".join(rng.choice(syllables, size=int(rng.integers(2, 5)))) for _ in range(300_000)}
     made_up = sorted(made - set(words))
