@@ -138,3 +138,21 @@ def test_the_raw_bm25_beside_each_hit_is_sqlites_own_from_the_second_search_on(t
         assert shown.keys() == own.keys() and len(shown) == len(hits)
         assert all(abs(shown[i] - own[i]) < 1e-9 * max(1.0, abs(own[i])) for i in own)
     kb.close()
+
+
+def test_a_kb_without_vectors_searches_by_words_and_says_what_vector_search_needs(cli, tmp_path):
+    folder = tmp_path / "notes"
+    make_folder(folder, 8)
+    data = tmp_path / "data"
+    done = cli("kb", "ingest", str(folder), "--embedding", "none", data_dir=data)
+    assert done.returncode == 0, done.stderr
+    assert not (data / "kb" / "chroma").exists()  # no vector store at all
+    found = cli("kb", "search", "zeppelins painted orange", "--embedding", "none", data_dir=data)
+    assert found.returncode == 0 and "zeppelins" in found.stdout.splitlines()[0].lower()
+    vector = cli("kb", "search", "zeppelins", "--mode", "vector", "--embedding", "none", data_dir=data)
+    assert vector.returncode == 2 and "Traceback" not in vector.stderr
+    assert len(vector.stderr.strip().splitlines()) == 1 and "--mode bm25" in vector.stderr
+    stats = cli("kb", "stats", "--embedding", "none", data_dir=data)
+    assert stats.returncode == 0 and "vectors:     0\n" in stats.stdout and "differs" not in stats.stdout
+    again = cli("kb", "search", "zeppelins", data_dir=data)  # the default embedding: told how it was built
+    assert again.returncode == 2 and "--embedding none" in again.stderr
