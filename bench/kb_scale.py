@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-WORDS_PER_CHUNK = 87  # words per chunk of the generated files (measured: chunks overlap, files end mid-chunk)
+WORDS_PER_CHUNK = 138  # words per chunk of the generated files (measured: chunks overlap, files end mid-chunk)
 COMMON_WORDS = 2000  # the noise's real words: the pages' most frequent ones
 
 # What one process measures: runs in a fresh interpreter against the checkout `tree` (argv: tree data_dir
