@@ -8,8 +8,6 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from array import array
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -213,30 +211,54 @@ def upsert_vectors(col, batch: Batch, stale: list[str], embed: Embed, *, server:
 # --------------------------------------------------------------------------------------------
 
 
-def write_postings(db: sqlite3.Connection, base: int, fts: list[tuple[str, str]]) -> None:
+class _Ids(dict):
+    """term -> its number in this batch, numbered on first sight."""
+
+    def __missing__(self, term: str) -> int:
+        self[term] = n = len(self)
+        return n
+
+
+def write_postings(db: sqlite3.Connection, base: int, fts: list[tuple[str, str]], terms: list | None = None) -> None:
     """The rows' postings, one segment (`seg` = its first rowid) per term: the rowids (uint32) and the
     term's count in each, the title's weighted (float32) -- what FTS5 holds, read back in one blob per
     segment instead of one row per instance (utils/kb/bm25.py). Rows removed later leave their postings
-    behind (rowids are never used again: `insert_chunks`); a search skips rows that are gone."""
-    by_term: dict[str, tuple[array, array]] = {}
-    for i, (title, body) in enumerate(fts):
-        counts: Counter[str] = Counter(body.split())
-        for t in title.split():
-            counts[t] += TITLE_WEIGHT  # type: ignore[assignment]
-        rid = base + i
-        for t, n in counts.items():
-            got = by_term.get(t)
-            if got is None:
-                got = by_term[t] = (array("I"), array("f"))
-            got[0].append(rid)
-            got[1].append(n)
+    behind (rowids are never used again: `insert_chunks`); a search skips rows that are gone.
+    `terms`: each row's (title terms, text terms) when already at hand, else the FTS5 columns are split."""
+    import numpy as np
+
+    if terms is None:
+        terms = [(a.split(), b.split()) for a, b in fts]
+    ids = _Ids()
+    flat = list(chain.from_iterable(chain(t, x) for t, x in terms))
+    if not flat:
+        return
+    term_of = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+    per_row = np.array([(len(t), len(x)) for t, x in terms], dtype=np.int64)
+    row_of = np.repeat(np.arange(len(terms), dtype=np.int64), per_row.sum(axis=1))
+    title = np.zeros(len(flat), dtype=bool)
+    starts = np.concatenate(([0], np.cumsum(per_row.sum(axis=1))[:-1]))
+    for start, n in zip(starts[per_row[:, 0] > 0].tolist(), per_row[per_row[:, 0] > 0, 0].tolist(), strict=True):
+        title[start : start + n] = True
+    keys, where = np.unique(term_of * len(terms) + row_of, return_inverse=True)
+    tf = np.bincount(where, weights=np.where(title, TITLE_WEIGHT, 1.0)).astype(np.float32)
+    term_id, rows = keys // len(terms), (keys % len(terms) + base).astype(np.uint32)
+    firsts = np.concatenate(([0], np.flatnonzero(np.diff(term_id)) + 1)).tolist()
+    ends = firsts[1:] + [len(keys)]
+    names = list(ids)
+    row_bytes, tf_bytes = rows.tobytes(), tf.tobytes()  # both 4 bytes an entry: one slice of each per term
     db.executemany(
         "INSERT OR REPLACE INTO postings(term, seg, rids, tfs) VALUES(?,?,?,?)",
-        ((t, base, r.tobytes(), f.tobytes()) for t, (r, f) in by_term.items()),
+        sorted(
+            (names[t], base, row_bytes[4 * a : 4 * b], tf_bytes[4 * a : 4 * b])
+            for t, a, b in zip(term_id[firsts].tolist(), firsts, ends, strict=True)
+        ),
     )
 
 
-def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[str, str]] | None = None) -> int:
+def insert_chunks(
+    db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[str, str]] | None = None, terms: list | None = None
+) -> int:
     """Insert chunk rows and their FTS5 rows (analysed here unless given) and postings; returns the first
     rowid used. Rowids are never used twice (kb_meta 'last_rid'), so old postings never name a new row."""
     last = db.execute("SELECT value FROM kb_meta WHERE key='last_rid'").fetchone()
@@ -253,7 +275,7 @@ def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[
     if rows:
         db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('last_rid', ?)", (str(base + len(rows) - 1),))
         if db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
-            write_postings(db, base, fts)
+            write_postings(db, base, fts, terms)
     return base
 
 
@@ -267,7 +289,7 @@ def replace_lexical(db: sqlite3.Connection, batch: Batch, now: str) -> tuple[lis
         marks = ",".join("?" * len(part))
         db.execute(f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE source IN ({marks}))", part)
         db.execute(f"DELETE FROM chunks WHERE source IN ({marks})", part)
-    base = insert_chunks(db, batch.rows, batch.fts)
+    base = insert_chunks(db, batch.rows, batch.fts, batch.terms)
     per_source: dict[str, int] = {}
     for r in batch.rows:
         per_source[r.source] = per_source.get(r.source, 0) + 1
