@@ -1,15 +1,18 @@
 """BM25 over the KB's SQLite FTS5 index: FTS5's own bm25(), or the same formula computed in memory.
 
 FTS5 calls its bm25() once per matching row, so a question with a few common words (half of the
-chunks matching) is slow there. `MemoryBM25` computes the same scores with numpy
-over postings read once per term from the FTS5 index (the fts5vocab 'instance' table) and row
-lengths decoded from FTS5's docsize table -- a private format (SQLite varints, one per column), so
-the decoder checks the layout and gives up (the caller then uses FTS5) if it differs. A query is
-then a few array operations (timings: bench/kb.py, docs/measurements.md). Same rows, same order
-(equal scores by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
+chunks matching) is slow there. `MemoryBM25` computes the same scores with numpy over postings read
+once per term: from the KB's postings table (utils/kb/write.py: per write batch, one row per term
+holding its rowids and counts as blobs, and the batch's row lengths) in a few rows, or, in a KB made
+before that table, from the FTS5 index itself (the fts5vocab 'instance' table, one row per instance)
+with row lengths decoded from FTS5's docsize table -- a private format (SQLite varints, one per
+column), so the decoder checks the layout and gives up (the caller then uses FTS5) if it differs.
+A query is then a few array operations (timings: bench/kb.py). Same rows, same order (equal scores
+by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
 
-`BM25.rank` chooses: an instance's first search goes to FTS5 (no numpy import for a one-off
-`kb search`), later ones to memory. Scores are normalised to [0, 1] (`share`): raw BM25 as a share
+`BM25.rank` chooses: an instance's first search in a small KB goes to FTS5 (no numpy import for a
+one-off `kb search`), later ones, and every one in a KB of MEMORY_FIRST_ROWS chunks or more, to memory.
+Scores are normalised to [0, 1] (`share`): raw BM25 as a share
 of the BM25 an ideal chunk would get (every query term once in the text of an average-length chunk:
 the sum of the query terms' IDF), kept as it is up to 0.5 and bent towards 1 above, never reaching
 it. So a score means the same however many chunks match: an ideal chunk is 0.82, one with every term
@@ -131,6 +134,23 @@ def _int_list(text: str | None):
     return np.fromstring(text, dtype=np.int64, sep=",")  # text mode (sep=",") is not the deprecated binary one
 
 
+LENGTHS = "\x00len"  # postings-table rows that are not a term's: a batch's row lengths (write.py)...
+REMOVED_ROWS = "\x00del"  # ...and rows removed by a write
+
+
+def docsize_since(db: sqlite3.Connection, first: int):
+    """(rowids, tokens per row) of the FTS5 rows from rowid `first` on, from FTS5's docsize table; None if
+    its layout is not the expected one."""
+    ids, blob = db.execute(
+        "SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize WHERE id >= ?", (first,)
+    ).fetchone()
+    rowids = _int_list(ids)
+    sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
+    if sizes is None or len(sizes) != len(rowids):
+        return None
+    return rowids, sizes
+
+
 class MemoryBM25:
     """FTS5's bm25() computed with numpy over postings read once per term; the caller holds the KB's lock.
 
@@ -170,6 +190,10 @@ class MemoryBM25:
         import numpy as np
 
         self.clear()
+        if db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+            self._lengths_from_postings(db)
+            self.key, self.from_postings = key, True
+            return True
         ids, blob = db.execute("SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize").fetchone()
         rowids = _int_list(ids)
         lengths = np.zeros(int(rowids.max()) + 1 if len(rowids) else 1, dtype=np.float64)
@@ -179,21 +203,36 @@ class MemoryBM25:
                 return False
             lengths[rowids] = sizes
         self.lengths, self.n, self.total, self.key = lengths, len(rowids), float(lengths.sum()), key
-        self.from_postings = bool(db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone())
         return True
+
+    def _lengths_from_postings(self, db: sqlite3.Connection) -> None:
+        """Row lengths from the postings table's per-batch length blobs, less the rows removed since: a
+        few hundred rows read, where FTS5's docsize table is one row per chunk."""
+        import numpy as np
+
+        parts: dict[str, list] = {LENGTHS: [], REMOVED_ROWS: []}
+        for term, rids, tfs in db.execute(
+            "SELECT term, rids, tfs FROM postings WHERE term IN (?, ?) ORDER BY seg", (LENGTHS, REMOVED_ROWS)
+        ):
+            parts[term].append((np.frombuffer(rids, dtype=np.uint32), np.frombuffer(tfs, dtype=np.float32)))
+        rows = np.concatenate([r for r, _ in parts[LENGTHS]] or [np.zeros(0, dtype=np.uint32)]).astype(np.int64)
+        sizes = np.concatenate([f for _, f in parts[LENGTHS]] or [np.zeros(0, dtype=np.float32)])
+        gone = np.concatenate([r for r, _ in parts[REMOVED_ROWS]] or [np.zeros(0, dtype=np.uint32)]).astype(np.int64)
+        top = int(rows.max()) + 1 if len(rows) else 1
+        alive = np.zeros(top, dtype=bool)
+        alive[rows] = True
+        alive[gone[gone < top]] = False
+        lengths = np.zeros(top, dtype=np.float64)
+        lengths[rows] = sizes
+        lengths[~alive] = 0.0
+        self.lengths, self.n, self.total = lengths, int(alive.sum()), float(lengths.sum())
 
     def row_sizes(self, db: sqlite3.Connection, first: int) -> dict[int, int] | None:
         """{rowid: tokens} of the rows from rowid `first` on (just written); None if not loaded."""
         if self.lengths is None:
             return None
-        ids, blob = db.execute(
-            "SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize WHERE id >= ?", (first,)
-        ).fetchone()
-        rowids = _int_list(ids)
-        sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
-        if sizes is None or len(sizes) != len(rowids):
-            return None
-        return dict(zip(rowids.tolist(), sizes.tolist(), strict=True))
+        got = docsize_since(db, first)
+        return None if got is None else dict(zip(got[0].tolist(), got[1].tolist(), strict=True))
 
     def _from_postings(self, db: sqlite3.Connection, term: str) -> tuple:
         """A term's (rowids, tf) from the postings table (write.write_postings), rows removed since left out."""
@@ -355,6 +394,9 @@ class MemoryBM25:
         self.key = key
 
 
+MEMORY_FIRST_ROWS = 20_000
+
+
 def _generation(db: sqlite3.Connection) -> str | None:
     row = db.execute("SELECT value FROM kb_meta WHERE key='generation'").fetchone()
     return row[0] if row else None
@@ -378,7 +420,7 @@ class BM25:
         """[(rowid, score in [0, 1])] best first for analysed, distinct query `terms`."""
         first, self._searched = not self._searched, True
         got = None
-        if not first or self.memory.lengths is not None:
+        if not first or self.memory.lengths is not None or self._large(db):
             # One search alone (a `kb search` process) is faster in SQLite than importing numpy (~0.1 s)
             # and reading the postings; the in-memory index pays off from the second search on.
             db.execute("BEGIN")  # one snapshot for the generation stamp and what is read under it
@@ -408,6 +450,14 @@ class BM25:
             return self.memory.raw(db, terms, rowids)
         finally:
             db.execute("COMMIT")
+
+    @staticmethod
+    def _large(db: sqlite3.Connection) -> bool:
+        """A KB with postings and MEMORY_FIRST_ROWS chunks or more: there FTS5's bm25(), called once per
+        matching row, costs more than importing numpy and reading the query's postings."""
+        if not db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+            return False
+        return (db.execute("SELECT max(rid) FROM chunks").fetchone()[0] or 0) >= MEMORY_FIRST_ROWS
 
     def _n_docs(self, db: sqlite3.Connection) -> int:
         generation = _generation(db)

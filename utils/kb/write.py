@@ -14,7 +14,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..text import analyze
-from .bm25 import TITLE_WEIGHT
+from .bm25 import LENGTHS, REMOVED_ROWS, TITLE_WEIGHT, docsize_since
 from .chunking import DEFAULT_SIZE, ChunkSize, chunk_sections, chunk_spans, join_pieces
 from .structure import sections
 
@@ -276,6 +276,12 @@ def insert_chunks(
         db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('last_rid', ?)", (str(base + len(rows) - 1),))
         if db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
             write_postings(db, base, fts, terms)
+            got = docsize_since(db, base)  # the rows' lengths as FTS5 counts them, read back in one blob
+            if got is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO postings(term, seg, rids, tfs) VALUES(?,?,?,?)",
+                    (LENGTHS, base, got[0].astype("uint32").tobytes(), got[1].astype("float32").tobytes()),
+                )
     return base
 
 
@@ -289,6 +295,14 @@ def replace_lexical(db: sqlite3.Connection, batch: Batch, now: str) -> tuple[lis
         marks = ",".join("?" * len(part))
         db.execute(f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE source IN ({marks}))", part)
         db.execute(f"DELETE FROM chunks WHERE source IN ({marks})", part)
+    if removed and db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+        from array import array
+
+        db.execute(
+            "INSERT INTO postings(term, seg, rids, tfs) "
+            "SELECT ?, coalesce(max(seg), 0) + 1, ?, x'' FROM postings WHERE term = ?",
+            (REMOVED_ROWS, array("I", removed).tobytes(), REMOVED_ROWS),
+        )
     base = insert_chunks(db, batch.rows, batch.fts, batch.terms)
     per_source: dict[str, int] = {}
     for r in batch.rows:
