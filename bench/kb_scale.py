@@ -179,6 +179,9 @@ def measure(tree: Path, data: Path, noise: Path, eval_dir: Path, embedding: str,
         res[f"{label} s"], res[f"{label} RSS MB"] = secs, rss
         if label == "ingest" and m:
             res["chunks"] = int(m.group(2))
+        if label == "ingest":
+            res["disk MB"] = sum(f.stat().st_size for f in (data / "kb").rglob("*") if f.is_file()) / 2**20
+            last += f"; {res['disk MB']:.0f} MB on disk"
         print(f"  {label}: {secs:.1f} s, peak RSS {rss:.0f} MB (status {code}): {last}", flush=True)
     out = data / "query.json"
     secs, rss, tail, code = _popen_rss(
