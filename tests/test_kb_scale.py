@@ -156,3 +156,18 @@ def test_a_kb_without_vectors_searches_by_words_and_says_what_vector_search_need
     assert stats.returncode == 0 and "vectors:     0\n" in stats.stdout and "differs" not in stats.stdout
     again = cli("kb", "search", "zeppelins", data_dir=data)  # the default embedding: told how it was built
     assert again.returncode == 2 and "--embedding none" in again.stderr
+
+
+def test_a_file_copied_over_with_its_old_modification_time_is_read_again(tmp_path):
+    folder = tmp_path / "notes"
+    make_folder(folder, 6)
+    kb = KnowledgeBase(tmp_path / "kb")
+    kb.ingest_paths([folder])
+    f = folder / "part0" / "note00.md"
+    st = f.stat()
+    f.write_text(f.read_text().replace("orange", "purple"))  # same size...
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))  # ...and the old modification time, as `cp -p` leaves it
+    report = kb.ingest_paths([folder])
+    assert report.files_replaced == 1
+    assert [h.source for h in kb.search("purple", k=3)] == [str(f.resolve())]
+    kb.close()

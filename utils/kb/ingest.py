@@ -34,15 +34,16 @@ FRESH_NS = 2_000_000_000  # a file changed this recently may change again within
 
 
 def file_stamp(f: Path) -> str:
-    """The file's size and modification time ("" when too recent to trust, or unreadable): a file whose
-    stamp is the one stored with its document is unchanged, and is not read again."""
+    """The file's size, modification and change times and inode ("" when modified too recently to trust,
+    or unreadable): a file whose stamp is the one stored with its document is unchanged, and is not read
+    again. The change time, which no program can set back, catches a copy that kept the modification time."""
     try:
         st = f.stat()
     except OSError:
         return ""
     if time.time_ns() - st.st_mtime_ns < FRESH_NS:
         return ""
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 def ingest_paths(
