@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import KBError
 from ..text import valid_text
-from . import health, walk
+from . import health, sync, walk
 from .hits import IngestReport
 from .readers import read_document, site_titles
 from .write import Doc, sha256_hex
@@ -58,6 +58,15 @@ def ingest_paths(
     read; the others are read, and written in batches of about WRITE_BATCH_CHUNKS chunks, each batch
     committed on its own: memory is bounded by a batch, and an ingest that was stopped (Ctrl-C writes
     the files read so far) resumes where it stopped, the files already written being unchanged."""
+    with kb._lock:
+        db = kb._conn()
+    with sync.bounded_memory(db):
+        return _ingest_paths(kb, paths, progress, follow_links)
+
+
+def _ingest_paths(
+    kb: KnowledgeBase, paths: Iterable[str | Path], progress: Callable[[int, int, str], None] | None, follow_links: bool
+) -> IngestReport:
     found = walk.walk(paths, follow_links=follow_links)
     files = found.files
     report = IngestReport.of(found)

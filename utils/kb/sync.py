@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from .write import CHROMA_BATCH, ChunkRow, insert_chunks
 log = logging.getLogger(__name__)
 
 SERVER_SYNC_SECONDS = 5.0
+MMAP_BYTES = 256 * 2**20  # the lexical file mapped for reading (not while ingesting: `bounded_memory`)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kb_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -84,7 +86,7 @@ def _connect_to_write(file: Path) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA cache_size=-32768")  # 32 MB page cache, 256 MB mmap: faster FTS5 queries
-        db.execute("PRAGMA mmap_size=268435456")
+        db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         db.executescript(SCHEMA)
         if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
             db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
@@ -96,6 +98,17 @@ def _connect_to_write(file: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+@contextmanager
+def bounded_memory(db: sqlite3.Connection):
+    """No memory-mapped reads while inside: a bulk ingest touches the whole index, and its mapped pages
+    would count in the process's memory (up to MMAP_BYTES) on top of the page cache."""
+    db.execute("PRAGMA mmap_size=0")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
 
 
 def read_only(file: Path) -> ReadOnly | None:
