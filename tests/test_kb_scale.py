@@ -171,3 +171,28 @@ def test_a_file_copied_over_with_its_old_modification_time_is_read_again(tmp_pat
     assert report.files_replaced == 1
     assert [h.source for h in kb.search("purple", k=3)] == [str(f.resolve())]
     kb.close()
+
+
+def test_bm25_in_memory_ranks_like_sqlite_when_many_rows_match_every_word(tmp_path):
+    import random
+
+    from sleuth.utils.kb.bm25 import fts5_top
+    from sleuth.utils.text import analyze
+
+    rng = random.Random(4)
+    words = ["amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "jasper"]
+    kb = KnowledgeBase(tmp_path / "kb")
+    for i in range(200):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(5, 60)))
+        kb.add_document(source=f"https://stones.example/{i}", title=rng.choice(words), text=text + ".")
+    kb.search("amber", k=1)  # the first search of an instance goes to FTS5; the next ones to memory
+    for q in ("amber cedar", "basalt fjord garnet", "delta ember harbor indigo jasper"):
+        terms = list(dict.fromkeys(analyze(q)))
+        with kb._lock:
+            kb._bm25.rank(kb._conn(), terms, 25)
+            got = kb._bm25.memory.top(kb._conn(), terms, 25)
+            ref = fts5_top(kb._conn(), terms, 25)
+        assert got is not None
+        assert [r for r, _ in got[0]] == [r for r, _ in ref], q
+        assert [s for _, s in got[0]] == pytest.approx([s for _, s in ref], rel=1e-9), q
+    kb.close()

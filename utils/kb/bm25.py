@@ -241,8 +241,9 @@ class MemoryBM25:
         parts = db.execute("SELECT rids, tfs FROM postings WHERE term = ? ORDER BY seg", (term,)).fetchall()
         if not parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        rows = np.concatenate([np.frombuffer(r, dtype=np.uint32) for r, _ in parts]).astype(np.int64)
-        tf = np.concatenate([np.frombuffer(f, dtype=np.float32) for _, f in parts]).astype(np.float64)
+        # uint32 rowids and float32 counts as stored (numpy widens them exactly where they are used)
+        rows = np.concatenate([np.frombuffer(r, dtype=np.uint32) for r, _ in parts])
+        tf = np.concatenate([np.frombuffer(f, dtype=np.float32) for _, f in parts])
         assert self.lengths is not None  # loaded by ensure()
         live = rows < len(self.lengths)
         live[live] = self.lengths[rows[live]] > 0
@@ -306,9 +307,27 @@ class MemoryBM25:
             if not len(rows):
                 continue
             at = np.minimum(np.searchsorted(rows, want), len(rows) - 1)
-            f = np.where(rows[at] == want, tf[at], 0.0)
+            f = np.where(rows[at] == want, tf[at].astype(np.float64), 0.0)
             total += term_idf(self.n, len(rows)) * f * (self.K1 + 1.0) / (f + norm)
         return {int(r): float(s) for r, s in zip(want.tolist(), total.tolist(), strict=True) if s > 0}
+
+    @staticmethod
+    def _floor(dense, lists: list[tuple], n: int) -> float:
+        """A score no higher than the n-th best row's: the n-th best among the
+        rows of the rarest terms (any n rows' n-th best is at most the overall n-th best), so only rows
+        scoring at least this are looked at further. The smallest positive score if there are too few."""
+        import numpy as np
+
+        picked, count = [], 0
+        for r in sorted((r for r, _ in lists if len(r)), key=len):
+            picked.append(r)
+            count += len(r)
+            if count >= n:
+                break
+        sub = dense[np.unique(np.concatenate(picked))] if count >= n else dense[:0]
+        if len(sub) < n:
+            return float(np.nextafter(0.0, 1.0))
+        return float(np.partition(sub, len(sub) - n)[len(sub) - n])
 
     def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
         """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
@@ -331,7 +350,7 @@ class MemoryBM25:
         contrib = w * tf * (self.K1 + 1.0) / (tf + norm)
         if len(lists) > 1:  # summed per row: a dense array over the rowids is cheaper than sorting the postings
             dense = np.bincount(rows, weights=contrib, minlength=len(self.lengths))
-            rows = np.flatnonzero(dense)
+            rows = np.flatnonzero(dense >= self._floor(dense, lists, n))
             scores = dense[rows]
         else:
             scores = contrib
