@@ -1,6 +1,7 @@
 """Knowledge-base benchmark: ingest speed, query latency, retrieval quality on HotpotQA dev-100.
 
     .venv/bin/python bench/kb.py [--chunks 10000] [--queries 200] [--repeat 1] [--skip-speed] [--skip-quality]
+    .venv/bin/python bench/kb.py --scale 100000 [--noise DIR] [--compare-with TREE] [--chroma-url URL]  (kb_scale.py)
 
 Prints:
   * ingest time for N chunks (default 10,000, default embedding) and where it goes: analysis +
@@ -249,7 +250,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="speed runs; with 2+ a median [min-max] summary follows")
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--skip-quality", action="store_true")
+    ap.add_argument("--scale", type=int, default=0, help="chunks of noise: the scale mode (bench/kb_scale.py)")
+    ap.add_argument("--noise", default="", help="--scale: a folder of your own as the noise instead")
+    ap.add_argument("--data", default=str(ROOT.parent / "scale-data"), help="--scale: where its KBs and noise go")
+    ap.add_argument("--compare-with", default="", help="--scale: another checkout measured in the same run")
+    ap.add_argument("--embedding", default="hash", help="--scale: the KB's embedding")
+    ap.add_argument("--chroma-url", default="", help="--scale: a Chroma server (`chroma run`) for the vectors")
+    ap.add_argument("--keep", action="store_true", help="--scale: keep the KB built")
     args = ap.parse_args(argv)
+    if args.scale or args.noise:
+        from kb_scale import run
+
+        return run(args, ROOT, EVAL)
     if not args.skip_quality:
         bench_quality()
     if not args.skip_speed:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .registry import TOOL_NAMES
 
-EMBEDDINGS = ("hash", "minilm", "gemini")  # the knowledge base's embeddings (utils/kb/embeddings.py)
+# the knowledge base's embeddings (utils/kb/embeddings.py); none: no vectors, BM25 alone
+EMBEDDINGS = ("hash", "minilm", "gemini", "none")
 
 # The defaults, each defined once: Settings, the help texts and the engines read them from here.
 DEFAULT_CONFIDENCE = 0.7  # stop researching once the analysis is this sure
@@ -56,7 +57,7 @@ ENV_VARS = {
     "SLEUTH_ENGINE": "auto | gemini | openai | offline (default auto)",
     "SLEUTH_DATA_DIR": "Where sessions, cache and the knowledge base live",
     "SLEUTH_CHROMA_URL": "Use a Chroma server (http://HOST:PORT) instead of the embedded store",
-    "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini (default hash)",
+    "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini | none (no vectors; default hash)",
     "SLEUTH_CONFIDENCE": f"Confidence threshold to stop researching (default {DEFAULT_CONFIDENCE})",
     "SLEUTH_MAX_ITERATIONS": f"Research step budget (default {DEFAULT_MAX_ITERATIONS})",
     "SLEUTH_TIME_LIMIT": "Wall-clock budget in seconds for each research round "
@@ -192,7 +193,7 @@ def add_data_args(parser: argparse.ArgumentParser) -> None:
 def add_kb_args(parser: argparse.ArgumentParser) -> None:
     """Where the knowledge base lives and how it embeds: research and `kb`."""
     parser.add_argument("--chroma-url", help="use a Chroma server, e.g. http://127.0.0.1:8000 (env SLEUTH_CHROMA_URL)")
-    parser.add_argument("--embedding", choices=EMBEDDINGS, help="KB embedding (default hash)")
+    parser.add_argument("--embedding", choices=EMBEDDINGS, help="KB embedding (default hash; none: BM25 alone)")
     parser.add_argument(
         "--memory-limit",
         type=int,
@@ -346,6 +347,8 @@ def load_settings(
     s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "hash")
     if s.embedding not in EMBEDDINGS:
         raise ValueError(f"unknown embedding {s.embedding!r} (SLEUTH_EMBEDDING); choose from {', '.join(EMBEDDINGS)}")
+    if s.embedding == "none" and s.chroma_url.strip():
+        raise ValueError("--embedding none keeps no vectors, so it cannot use a Chroma server; leave out --chroma-url")
 
     def number(flag: str, var: str, default, kind=float):
         """A numeric setting; a value that is not one names where it came from and what it takes."""

@@ -1,15 +1,18 @@
 """BM25 over the KB's SQLite FTS5 index: FTS5's own bm25(), or the same formula computed in memory.
 
 FTS5 calls its bm25() once per matching row, so a question with a few common words (half of the
-chunks matching) is slow there. `MemoryBM25` computes the same scores with numpy
-over postings read once per term from the FTS5 index (the fts5vocab 'instance' table) and row
-lengths decoded from FTS5's docsize table -- a private format (SQLite varints, one per column), so
-the decoder checks the layout and gives up (the caller then uses FTS5) if it differs. A query is
-then a few array operations (timings: bench/kb.py, docs/measurements.md). Same rows, same order
-(equal scores by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
+chunks matching) is slow there. `MemoryBM25` computes the same scores with numpy over postings read
+once per term: from the KB's postings table (utils/kb/write.py: per write batch, one row per term
+holding its rowids and counts as blobs, and the batch's row lengths) in a few rows, or, in a KB made
+before that table, from the FTS5 index itself (the fts5vocab 'instance' table, one row per instance)
+with row lengths decoded from FTS5's docsize table -- a private format (SQLite varints, one per
+column), so the decoder checks the layout and gives up (the caller then uses FTS5) if it differs.
+A query is then a few array operations (timings: bench/kb.py). Same rows, same order (equal scores
+by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
 
-`BM25.rank` chooses: an instance's first search goes to FTS5 (no numpy import for a one-off
-`kb search`), later ones to memory. Scores are normalised to [0, 1] (`share`): raw BM25 as a share
+`BM25.rank` chooses: an instance's first search in a small KB goes to FTS5 (no numpy import for a
+one-off `kb search`), later ones, and every one in a KB of MEMORY_FIRST_ROWS chunks or more, to memory.
+Scores are normalised to [0, 1] (`share`): raw BM25 as a share
 of the BM25 an ideal chunk would get (every query term once in the text of an average-length chunk:
 the sum of the query terms' IDF), kept as it is up to 0.5 and bent towards 1 above, never reaching
 it. So a score means the same however many chunks match: an ideal chunk is 0.82, one with every term
@@ -131,6 +134,23 @@ def _int_list(text: str | None):
     return np.fromstring(text, dtype=np.int64, sep=",")  # text mode (sep=",") is not the deprecated binary one
 
 
+LENGTHS = "\x00len"  # postings-table rows that are not a term's: a batch's row lengths (write.py)...
+REMOVED_ROWS = "\x00del"  # ...and rows removed by a write
+
+
+def docsize_since(db: sqlite3.Connection, first: int):
+    """(rowids, tokens per row) of the FTS5 rows from rowid `first` on, from FTS5's docsize table; None if
+    its layout is not the expected one."""
+    ids, blob = db.execute(
+        "SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize WHERE id >= ?", (first,)
+    ).fetchone()
+    rowids = _int_list(ids)
+    sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
+    if sizes is None or len(sizes) != len(rowids):
+        return None
+    return rowids, sizes
+
+
 class MemoryBM25:
     """FTS5's bm25() computed with numpy over postings read once per term; the caller holds the KB's lock.
 
@@ -161,6 +181,7 @@ class MemoryBM25:
         self.total = 0.0
         self.postings: dict[str, tuple | None] = {}  # term -> (rowids, tf); None: FTS5 reads it as a phrase
         self.size = 0
+        self.from_postings = False  # the KB keeps a postings table (write.write_postings) to read terms from
 
     def ensure(self, db: sqlite3.Connection, key: str | None) -> bool:
         """Loaded for generation `key`; False if the FTS5 tables are not laid out as expected."""
@@ -169,6 +190,10 @@ class MemoryBM25:
         import numpy as np
 
         self.clear()
+        if db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+            self._lengths_from_postings(db)
+            self.key, self.from_postings = key, True
+            return True
         ids, blob = db.execute("SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize").fetchone()
         rowids = _int_list(ids)
         lengths = np.zeros(int(rowids.max()) + 1 if len(rowids) else 1, dtype=np.float64)
@@ -180,22 +205,55 @@ class MemoryBM25:
         self.lengths, self.n, self.total, self.key = lengths, len(rowids), float(lengths.sum()), key
         return True
 
+    def _lengths_from_postings(self, db: sqlite3.Connection) -> None:
+        """Row lengths from the postings table's per-batch length blobs, less the rows removed since: a
+        few hundred rows read, where FTS5's docsize table is one row per chunk."""
+        import numpy as np
+
+        parts: dict[str, list] = {LENGTHS: [], REMOVED_ROWS: []}
+        for term, rids, tfs in db.execute(
+            "SELECT term, rids, tfs FROM postings WHERE term IN (?, ?) ORDER BY seg", (LENGTHS, REMOVED_ROWS)
+        ):
+            parts[term].append((np.frombuffer(rids, dtype=np.uint32), np.frombuffer(tfs, dtype=np.float32)))
+        rows = np.concatenate([r for r, _ in parts[LENGTHS]] or [np.zeros(0, dtype=np.uint32)]).astype(np.int64)
+        sizes = np.concatenate([f for _, f in parts[LENGTHS]] or [np.zeros(0, dtype=np.float32)])
+        gone = np.concatenate([r for r, _ in parts[REMOVED_ROWS]] or [np.zeros(0, dtype=np.uint32)]).astype(np.int64)
+        top = int(rows.max()) + 1 if len(rows) else 1
+        alive = np.zeros(top, dtype=bool)
+        alive[rows] = True
+        alive[gone[gone < top]] = False
+        lengths = np.zeros(top, dtype=np.float64)
+        lengths[rows] = sizes
+        lengths[~alive] = 0.0
+        self.lengths, self.n, self.total = lengths, int(alive.sum()), float(lengths.sum())
+
     def row_sizes(self, db: sqlite3.Connection, first: int) -> dict[int, int] | None:
         """{rowid: tokens} of the rows from rowid `first` on (just written); None if not loaded."""
         if self.lengths is None:
             return None
-        ids, blob = db.execute(
-            "SELECT group_concat(id), group_concat(hex(sz), '') FROM chunks_fts_docsize WHERE id >= ?", (first,)
-        ).fetchone()
-        rowids = _int_list(ids)
-        sizes = _varint_sums(bytes.fromhex(blob or ""), 2) if len(rowids) else rowids
-        if sizes is None or len(sizes) != len(rowids):
-            return None
-        return dict(zip(rowids.tolist(), sizes.tolist(), strict=True))
+        got = docsize_since(db, first)
+        return None if got is None else dict(zip(got[0].tolist(), got[1].tolist(), strict=True))
+
+    def _from_postings(self, db: sqlite3.Connection, term: str) -> tuple:
+        """A term's (rowids, tf) from the postings table (write.write_postings), rows removed since left out."""
+        import numpy as np
+
+        parts = db.execute("SELECT rids, tfs FROM postings WHERE term = ? ORDER BY seg", (term,)).fetchall()
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        # uint32 rowids and float32 counts as stored (numpy widens them exactly where they are used)
+        rows = np.concatenate([np.frombuffer(r, dtype=np.uint32) for r, _ in parts])
+        tf = np.concatenate([np.frombuffer(f, dtype=np.float32) for _, f in parts])
+        assert self.lengths is not None  # loaded by ensure()
+        live = rows < len(self.lengths)
+        live[live] = self.lengths[rows[live]] > 0
+        return (rows, tf) if live.all() else (rows[live], tf[live])
 
     def _load(self, db: sqlite3.Connection, term: str) -> tuple | None:
         import numpy as np
 
+        if self.from_postings and term.isascii():  # an ASCII term is exactly one FTS5 token
+            return self._from_postings(db, term)
         docs, cols = db.execute(
             "SELECT group_concat(doc), group_concat(col = 'title', '') FROM chunks_instances WHERE term = ?", (term,)
         ).fetchone()
@@ -209,13 +267,16 @@ class MemoryBM25:
                 return None  # FTS5 splits this term into several tokens: leave the query to FTS5
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         weights = np.where(np.frombuffer(cols.encode("ascii"), dtype=np.uint8) == ord("1"), TITLE_WEIGHT, 1.0)
-        rowids, where = np.unique(_int_list(docs), return_inverse=True)
+        docs_all = _int_list(docs)
+        steps = np.diff(docs_all)
+        if (steps >= 0).all():  # FTS5 reads a term's instances in rowid order: group them without a sort
+            starts = np.concatenate(([0], np.flatnonzero(steps) + 1))
+            return docs_all[starts], np.add.reduceat(weights, starts)
+        rowids, where = np.unique(docs_all, return_inverse=True)
         return rowids, np.bincount(where, weights=weights, minlength=len(rowids))
 
-    def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
-        """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
-        import numpy as np
-
+    def _lists(self, db: sqlite3.Connection, terms: list[str]) -> list[tuple] | None:
+        """Each term's (rowids, tf), loaded once; None if FTS5 must read one of them as a phrase."""
         lists = []
         for t in terms:
             if t not in self.postings:
@@ -228,6 +289,53 @@ class MemoryBM25:
             if got_t is None:
                 return None
             lists.append(got_t)
+        return lists
+
+    def raw(self, db: sqlite3.Connection, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
+        """{rowid: raw BM25} of the given rows for `terms` (FTS5's bm25(), as `top` ranks); None: ask FTS5."""
+        import numpy as np
+
+        lists = self._lists(db, terms)
+        if lists is None or not self.n or self.lengths is None:
+            return None
+        want = np.asarray(rowids, dtype=np.int64)
+        inside = want < len(self.lengths)
+        norm = np.ones(len(want))
+        norm[inside] = self.K1 * (1.0 - self.B + self.B * self.lengths[want[inside]] / (self.total / self.n))
+        total = np.zeros(len(want))
+        for rows, tf in lists:
+            if not len(rows):
+                continue
+            at = np.minimum(np.searchsorted(rows, want), len(rows) - 1)
+            f = np.where(rows[at] == want, tf[at].astype(np.float64), 0.0)
+            total += term_idf(self.n, len(rows)) * f * (self.K1 + 1.0) / (f + norm)
+        return {int(r): float(s) for r, s in zip(want.tolist(), total.tolist(), strict=True) if s > 0}
+
+    @staticmethod
+    def _floor(dense, lists: list[tuple], n: int) -> float:
+        """A score no higher than the n-th best row's: the n-th best among the
+        rows of the rarest terms (any n rows' n-th best is at most the overall n-th best), so only rows
+        scoring at least this are looked at further. The smallest positive score if there are too few."""
+        import numpy as np
+
+        picked, count = [], 0
+        for r in sorted((r for r, _ in lists if len(r)), key=len):
+            picked.append(r)
+            count += len(r)
+            if count >= n:
+                break
+        sub = dense[np.unique(np.concatenate(picked))] if count >= n else dense[:0]
+        if len(sub) < n:
+            return float(np.nextafter(0.0, 1.0))
+        return float(np.partition(sub, len(sub) - n)[len(sub) - n])
+
+    def top(self, db: sqlite3.Connection, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
+        """([(rowid, raw BM25)] best first, the query's ideal score); None: use FTS5 for this query."""
+        import numpy as np
+
+        lists = self._lists(db, terms)
+        if lists is None:
+            return None
         N = self.n
         idf = [term_idf(N, len(r)) for r, _ in lists]
         ideal = sum(idf)
@@ -240,9 +348,10 @@ class MemoryBM25:
         assert self.lengths is not None  # loaded by ensure()
         norm = self.K1 * (1.0 - self.B + self.B * self.lengths[rows] / avgdl)
         contrib = w * tf * (self.K1 + 1.0) / (tf + norm)
-        if len(lists) > 1:
-            rows, where = np.unique(rows, return_inverse=True)
-            scores = np.bincount(where, weights=contrib, minlength=len(rows))
+        if len(lists) > 1:  # summed per row: a dense array over the rowids is cheaper than sorting the postings
+            dense = np.bincount(rows, weights=contrib, minlength=len(self.lengths))
+            rows = np.flatnonzero(dense >= self._floor(dense, lists, n))
+            scores = dense[rows]
         else:
             scores = contrib
         if len(scores) > n:  # keep the n best and every row tied with the n-th, so ties go by rowid below
@@ -304,6 +413,9 @@ class MemoryBM25:
         self.key = key
 
 
+MEMORY_FIRST_ROWS = 20_000
+
+
 def _generation(db: sqlite3.Connection) -> str | None:
     row = db.execute("SELECT value FROM kb_meta WHERE key='generation'").fetchone()
     return row[0] if row else None
@@ -327,7 +439,7 @@ class BM25:
         """[(rowid, score in [0, 1])] best first for analysed, distinct query `terms`."""
         first, self._searched = not self._searched, True
         got = None
-        if not first or self.memory.lengths is not None:
+        if not first or self.memory.lengths is not None or self._large(db):
             # One search alone (a `kb search` process) is faster in SQLite than importing numpy (~0.1 s)
             # and reading the postings; the in-memory index pays off from the second search on.
             db.execute("BEGIN")  # one snapshot for the generation stamp and what is read under it
@@ -344,6 +456,27 @@ class BM25:
         else:
             rows, ideal = got
         return [(rid, share(s, ideal)) for rid, s in rows]
+
+    def raw_scores(self, db: sqlite3.Connection, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
+        """{rowid: raw BM25} for rows a search of `terms` just ranked, from the memory index when it is
+        loaded and current (what `kb search` shows beside each hit); None: ask FTS5."""
+        if self.memory.lengths is None or not terms or not rowids:
+            return None
+        db.execute("BEGIN")
+        try:
+            if self.memory.key != _generation(db):
+                return None
+            return self.memory.raw(db, terms, rowids)
+        finally:
+            db.execute("COMMIT")
+
+    @staticmethod
+    def _large(db: sqlite3.Connection) -> bool:
+        """A KB with postings and MEMORY_FIRST_ROWS chunks or more: there FTS5's bm25(), called once per
+        matching row, costs more than importing numpy and reading the query's postings."""
+        if not db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+            return False
+        return (db.execute("SELECT max(rid) FROM chunks").fetchone()[0] or 0) >= MEMORY_FIRST_ROWS
 
     def _n_docs(self, db: sqlite3.Connection) -> int:
         generation = _generation(db)

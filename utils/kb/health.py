@@ -223,7 +223,8 @@ def vector_count(kb) -> int | None:
     """The vectors `kb` holds, or None when its Chroma store cannot open for lack of room (Chroma
     writes as it opens): `kb stats` on a full disk still reads the lexical side."""
     try:
-        return kb._open().count()
+        col = kb._open()
+        return 0 if col is None else col.count()  # None: a KB that keeps no vectors (--embedding none)
     except KBNoRoom:
         return None
 

@@ -5,13 +5,14 @@ document whose content is stored already is not written again."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import KBError
 from ..text import valid_text
-from . import walk
+from . import health, sync, walk
 from .hits import IngestReport
 from .readers import read_document, site_titles
 from .write import Doc, sha256_hex
@@ -29,21 +30,66 @@ def known_hash(kb: KnowledgeBase, source: str) -> str | None:
     return row[0] if row else None
 
 
+FRESH_NS = 2_000_000_000  # a file changed this recently may change again within its clock tick: not stamped
+
+
+def file_stamp(f: Path) -> str:
+    """The file's size, modification and change times and inode ("" when modified too recently to trust,
+    or unreadable): a file whose stamp is the one stored with its document is unchanged, and is not read
+    again. The change time, which no program can set back, catches a copy that kept the modification time."""
+    try:
+        st = f.stat()
+    except OSError:
+        return ""
+    if time.time_ns() - st.st_mtime_ns < FRESH_NS:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
+
+
 def ingest_paths(
     kb: KnowledgeBase,
     paths: Iterable[str | Path],
     progress: Callable[[int, int, str], None] | None = None,
     follow_links: bool = False,
 ) -> IngestReport:
-    """Ingest files and folders (which ones: utils/kb/walk.py). `progress(done, total, path)` after each file."""
+    """Ingest files and folders (which ones: utils/kb/walk.py). `progress(done, total, path)` after each file.
+
+    A file whose size and modification time are those stored with its document is unchanged and not
+    read; the others are read, and written in batches of about WRITE_BATCH_CHUNKS chunks, each batch
+    committed on its own: memory is bounded by a batch, and an ingest that was stopped (Ctrl-C writes
+    the files read so far) resumes where it stopped, the files already written being unchanged."""
+    with kb._lock:
+        db = kb._conn()
+    with sync.bounded_memory(db):
+        return _ingest_paths(kb, paths, progress, follow_links)
+
+
+def _ingest_paths(
+    kb: KnowledgeBase, paths: Iterable[str | Path], progress: Callable[[int, int, str], None] | None, follow_links: bool
+) -> IngestReport:
     found = walk.walk(paths, follow_links=follow_links)
-    files, sites = found.files, site_titles(found.files)  # sites: a folder's title parts naming the site
+    files = found.files
     report = IngestReport.of(found)
+    if kb.chroma_url:
+        kb._open()  # a server that does not answer is told before any file is read
+    else:
+        health.check_chroma(kb)  # a damaged vector store is told first; it opens at the first write
+        kb._check_lexical()
+    stamps = [file_stamp(f) for f in files]
+    sources = [valid_text(str(f.resolve())) for f in files]  # a file name that is not UTF-8 keeps U+FFFD
+    unchanged: list[bool] = []
+    old_hash: list[str | None] = []  # the stored content's hash of each file to read (None: a new file)
+    with kb._lock:
+        db = kb._conn()
+        for s, st in zip(sources, stamps, strict=True):
+            row = db.execute("SELECT doc_hash, stamp FROM sources WHERE source=?", (s,)).fetchone()
+            unchanged.append(bool(st) and row is not None and row[1] == st)
+            old_hash.append(None if row is None or unchanged[-1] else row[0])
+    to_read = {f.parent for f, same in zip(files, unchanged, strict=True) if not same}
+    sites = site_titles([f for f in files if f.parent in to_read])  # a folder's title parts naming the site
     pending: list[Doc] = []
-    pending_words = 0
-    replaced_pending = 0
-    added_pending = 0
-    kb._open()
+    restamp: list[tuple[str, str]] = []  # (stamp, source): content unchanged, the file touched
+    pending_words = replaced_pending = added_pending = 0
 
     def flush() -> None:
         nonlocal pending, pending_words, replaced_pending, added_pending
@@ -51,33 +97,48 @@ def ingest_paths(
             report.chunks_added += kb._write(pending)
             report.files_added += added_pending
             report.files_replaced += replaced_pending
+        if restamp:
+            with kb._lock:
+                db = kb._conn()
+                with db:
+                    db.executemany("UPDATE sources SET stamp=? WHERE source=?", restamp)
+            restamp.clear()
         pending, pending_words, replaced_pending, added_pending = [], 0, 0, 0
 
-    for n, f in enumerate(files, 1):
-        source = valid_text(str(f.resolve()))  # a file name that is not UTF-8 keeps U+FFFD for its bytes
-        try:
-            title, text, data, structured = read_document(f, sites.get(f.parent, frozenset()))
-        except KBError as exc:
-            report.errors.append((str(f), str(exc)))
-        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the rest
-            report.errors.append((str(f), f"{type(exc).__name__}: {exc}"))
-        else:
-            doc_hash = sha256_hex(data)
-            known = known_hash(kb, source)
-            if known == doc_hash:
+    try:
+        rows = zip(files, sources, stamps, unchanged, old_hash, strict=True)
+        for n, (f, source, stamp, same, old) in enumerate(rows, 1):
+            if same:
                 report.files_unchanged += 1
             else:
-                title = valid_text(title.strip()[:300])
-                pending.append(Doc(source, title, valid_text(text), "file", doc_hash, structured=structured))
-                pending_words += len(text.split())
-                if known is None:
-                    added_pending += 1
+                try:
+                    title, text, data, structured = read_document(f, sites.get(f.parent, frozenset()))
+                except KBError as exc:
+                    report.errors.append((str(f), str(exc)))
+                except Exception as exc:  # noqa: BLE001 - one bad file must not stop the rest
+                    report.errors.append((str(f), f"{type(exc).__name__}: {exc}"))
                 else:
-                    replaced_pending += 1
-                if pending_words >= WRITE_BATCH_CHUNKS * 180:
-                    flush()
-        if progress:
-            progress(n, len(files), str(f))
+                    doc_hash = sha256_hex(data)
+                    if old == doc_hash:
+                        report.files_unchanged += 1
+                        if stamp:
+                            restamp.append((stamp, source))
+                    else:
+                        title = valid_text(title.strip()[:300])
+                        doc = Doc(source, title, valid_text(text), "file", doc_hash, structured=structured, stamp=stamp)
+                        pending.append(doc)
+                        pending_words += len(text.split())
+                        if old is None:
+                            added_pending += 1
+                        else:
+                            replaced_pending += 1
+                        if pending_words >= WRITE_BATCH_CHUNKS * 180:
+                            flush()
+            if progress:
+                progress(n, len(files), str(f))
+    except KeyboardInterrupt:
+        flush()  # what was read is kept: the next ingest goes on from there
+        raise
     flush()
     if report.chunks_added >= 1000:
         with kb._lock:  # merge the FTS5 index segments after a bulk load

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 SEARCH_MODES = ("bm25", "vector", "fused")  # how search() ranks (retrieve.py)
 DEFAULT_SEARCH_MODE = "bm25"
+NO_VECTORS = "none"  # the embedding of a KB that keeps no vectors: BM25 alone (docs/design.md, "Knowledge base")
 
 # HNSW: building the graph is most of Chroma's insert time, and its cost follows ef_construction.
 # 16 (the floor: max_neighbors, 16 by default) halves the build time of 50; the looser graph is made
@@ -74,6 +75,11 @@ class KBLifecycle:
         self.memory_limit = memory_limit  # remembered pages kept (oldest evicted first); 0: no cap
         self._gemini_api_key = gemini_api_key
         self._gemini_base_url = gemini_base_url
+        if embedding == NO_VECTORS and self.chroma_url:
+            raise KBError(
+                "--embedding none keeps no vectors, and a Chroma server holds the chunks by their vectors; "
+                "choose another --embedding, or leave out --chroma-url"
+            )
         self.lexical_file = self.lexical_path(self.path, chroma_url=self.chroma_url, collection=collection)
         self.store = self.chroma_url or str(self.path / "chroma")
         self._lock = threading.RLock()
@@ -121,6 +127,14 @@ class KBLifecycle:
         with self._lock:
             if self._col is not None:
                 return self._col
+            if self.embedding == NO_VECTORS:  # BM25 alone: no vector store is opened (or made)
+                health.check_chroma(self)
+                self._check_lexical()
+                db = self._conn()
+                with db:
+                    sync.set_meta(db, "embedding", self.embedding)
+                    sync.set_meta(db, "store", self.store)
+                return None
             from .embeddings import embedding_classes
 
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
@@ -235,7 +249,8 @@ class KBLifecycle:
             batch = build_rows(docs, now, chunk_size_for(self.embedding))
             stale = stale_ids(db, batch)
             t1 = time.perf_counter()
-            t_embed = upsert_vectors(col, batch, stale, self._embed, server=bool(self.chroma_url))
+            server = bool(self.chroma_url)
+            t_embed = 0.0 if col is None else upsert_vectors(col, batch, stale, self._embed, server=server)
             t2 = time.perf_counter()
             generation = uuid.uuid4().hex
             raced = bool(self.chroma_url) and sync.stamp_server(
@@ -269,6 +284,10 @@ class KBLifecycle:
         """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
         with self._lock:
             health.set_aside(self)  # damaged files are moved aside, not opened
+            if self.embedding == NO_VECTORS and not (self.path / "chroma").exists():
+                sync.wipe_lexical(self._conn(), keep_meta=False)
+                self._bm25.clear()
+                return
             if self._client is None:
                 from .embeddings import embedding_classes
 

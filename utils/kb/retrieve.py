@@ -12,7 +12,7 @@ from . import health, sync
 from .bm25 import smooth_idf
 from .hits import Hit
 from .ingest import known_hash
-from .lifecycle import SEARCH_MODES
+from .lifecycle import NO_VECTORS, SEARCH_MODES
 
 if TYPE_CHECKING:
     from .lifecycle import KBLifecycle as KnowledgeBase
@@ -47,7 +47,7 @@ def stats(kb: KnowledgeBase) -> dict:
         "sources": sources,
         "by_source_type": by_type,
         "vectors": vectors,
-        "in_sync": vectors in (None, chunks),
+        "in_sync": vectors in (None, chunks) or kb.embedding == NO_VECTORS,
         "embedding": kb.embedding,
         "store": kb.store,
         "lexical_index": str(kb.lexical_file),
@@ -74,6 +74,11 @@ def _bm25_ranked(kb: KnowledgeBase, query: str, n: int) -> list[tuple[int, float
 
 def _vector(kb: KnowledgeBase, query: str, n: int) -> list[tuple[int, float]]:
     col = kb._open()
+    if col is None:
+        raise KBError(
+            f"the knowledge base at {kb.path} keeps no vectors (--embedding none): search with --mode bm25, "
+            "or `kb reset --yes` and ingest again with --embedding hash"
+        )
     total = col.count()
     if not total:
         return []
@@ -136,8 +141,16 @@ def bm25_scores(kb: KnowledgeBase, query: str, hits: list[Hit]) -> dict[str, flo
     from .bm25 import fts5_scores
 
     terms = list(dict.fromkeys(analyze(query)))[:64]
+    ids = [h.id for h in hits]
     with kb._lock:
-        return fts5_scores(kb._conn(), terms, [h.id for h in hits])
+        db = kb._conn()
+        if ids and terms and kb._bm25.memory.lengths is not None:  # the scores of the ranking just made
+            marks = ",".join("?" * len(ids))
+            rid_of = dict(db.execute(f"SELECT id, rid FROM chunks WHERE id IN ({marks})", ids).fetchall())
+            raw = kb._bm25.raw_scores(db, terms, list(rid_of.values()))
+            if raw is not None:
+                return {i: raw[r] for i, r in rid_of.items() if r in raw}
+        return fts5_scores(db, terms, ids)
 
 
 def chunks_of(kb: KnowledgeBase, sources: list[str], per_source: int = 20) -> list[Hit]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,12 +26,13 @@ from .write import CHROMA_BATCH, ChunkRow, insert_chunks
 log = logging.getLogger(__name__)
 
 SERVER_SYNC_SECONDS = 5.0
+MMAP_BYTES = 256 * 2**20  # the lexical file mapped for reading (not while ingesting: `bounded_memory`)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS kb_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sources(
     source TEXT PRIMARY KEY, title TEXT, source_type TEXT, doc_hash TEXT, chunks INTEGER,
-    ingested_at TEXT, session_id TEXT);
+    ingested_at TEXT, session_id TEXT, stamp TEXT);
 CREATE TABLE IF NOT EXISTS chunks(
     rid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, source TEXT NOT NULL, chunk INTEGER NOT NULL,
     title TEXT, text TEXT, content_hash TEXT, doc_hash TEXT, source_type TEXT, ingested_at TEXT,
@@ -40,6 +42,7 @@ CREATE INDEX IF NOT EXISTS sources_by_hash ON sources(doc_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, body, tokenize='unicode61 remove_diacritics 0');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_instances USING fts5vocab(chunks_fts, 'instance');
+CREATE TABLE IF NOT EXISTS postings(term TEXT, seg INTEGER, rids BLOB, tfs BLOB, PRIMARY KEY(term, seg)) WITHOUT ROWID;
 """
 
 
@@ -83,14 +86,29 @@ def _connect_to_write(file: Path) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA cache_size=-32768")  # 32 MB page cache, 256 MB mmap: faster FTS5 queries
-        db.execute("PRAGMA mmap_size=268435456")
+        db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         db.executescript(SCHEMA)
         if "section" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
             db.execute("ALTER TABLE chunks ADD COLUMN section TEXT")  # a KB from before heading paths
+        if get_meta(db, "postings") is None and not db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+            db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('postings', '1')")  # write.py
+        if "stamp" not in {r[1] for r in db.execute("PRAGMA table_info(sources)")}:
+            db.execute("ALTER TABLE sources ADD COLUMN stamp TEXT")  # a KB from before file stamps (ingest.py)
     except BaseException:
         db.close()
         raise
     return db
+
+
+@contextmanager
+def bounded_memory(db: sqlite3.Connection):
+    """No memory-mapped reads while inside: a bulk ingest touches the whole index, and its mapped pages
+    would count in the process's memory (up to MMAP_BYTES) on top of the page cache."""
+    db.execute("PRAGMA mmap_size=0")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
 
 
 def read_only(file: Path) -> ReadOnly | None:
@@ -146,6 +164,8 @@ def clear_lexical(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM chunks")
     db.execute("DELETE FROM sources")
     db.execute("DELETE FROM chunks_fts")
+    db.execute("DELETE FROM postings")
+    db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('postings', '1')")  # empty: kept from now on
 
 
 def wipe_lexical(db: sqlite3.Connection, *, keep_meta: bool) -> None:
@@ -153,7 +173,7 @@ def wipe_lexical(db: sqlite3.Connection, *, keep_meta: bool) -> None:
     unless `keep_meta`)."""
     db.execute("BEGIN IMMEDIATE")
     clear_lexical(db)
-    db.execute("DELETE FROM kb_meta WHERE key='generation'" if keep_meta else "DELETE FROM kb_meta")
+    db.execute("DELETE FROM kb_meta WHERE key " + ("= 'generation'" if keep_meta else "!= 'postings'"))
     db.execute("COMMIT")
 
 

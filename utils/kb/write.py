@@ -14,6 +14,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..text import analyze
+from .bm25 import LENGTHS, REMOVED_ROWS, TITLE_WEIGHT, docsize_since
 from .chunking import DEFAULT_SIZE, ChunkSize, chunk_sections, chunk_spans, join_pieces
 from .structure import sections
 
@@ -32,6 +33,7 @@ class Doc:
     doc_hash: str
     session_id: str | None = None
     structured: bool = False  # text in the structured readers' form: chunks carry heading paths
+    stamp: str = ""  # a file's size and modification time when read ("" if none): utils/kb/ingest.py
 
     @classmethod
     def removal(cls, source: str) -> Doc:
@@ -209,9 +211,58 @@ def upsert_vectors(col, batch: Batch, stale: list[str], embed: Embed, *, server:
 # --------------------------------------------------------------------------------------------
 
 
-def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[str, str]] | None = None) -> int:
-    """Insert chunk rows and their FTS5 rows (analysed here unless given); returns the first rowid used."""
-    base = db.execute("SELECT coalesce(max(rid), 0) + 1 FROM chunks").fetchone()[0]
+class _Ids(dict):
+    """term -> its number in this batch, numbered on first sight."""
+
+    def __missing__(self, term: str) -> int:
+        self[term] = n = len(self)
+        return n
+
+
+def write_postings(db: sqlite3.Connection, base: int, fts: list[tuple[str, str]], terms: list | None = None) -> None:
+    """The rows' postings, one segment (`seg` = its first rowid) per term: the rowids (uint32) and the
+    term's count in each, the title's weighted (float32) -- what FTS5 holds, read back in one blob per
+    segment instead of one row per instance (utils/kb/bm25.py). Rows removed later leave their postings
+    behind (rowids are never used again: `insert_chunks`); a search skips rows that are gone.
+    `terms`: each row's (title terms, text terms) when already at hand, else the FTS5 columns are split."""
+    import numpy as np
+
+    if terms is None:
+        terms = [(a.split(), b.split()) for a, b in fts]
+    ids = _Ids()
+    flat = list(chain.from_iterable(chain(t, x) for t, x in terms))
+    if not flat:
+        return
+    term_of = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+    per_row = np.array([(len(t), len(x)) for t, x in terms], dtype=np.int64)
+    row_of = np.repeat(np.arange(len(terms), dtype=np.int64), per_row.sum(axis=1))
+    title = np.zeros(len(flat), dtype=bool)
+    starts = np.concatenate(([0], np.cumsum(per_row.sum(axis=1))[:-1]))
+    for start, n in zip(starts[per_row[:, 0] > 0].tolist(), per_row[per_row[:, 0] > 0, 0].tolist(), strict=True):
+        title[start : start + n] = True
+    keys, where = np.unique(term_of * len(terms) + row_of, return_inverse=True)
+    tf = np.bincount(where, weights=np.where(title, TITLE_WEIGHT, 1.0)).astype(np.float32)
+    term_id, rows = keys // len(terms), (keys % len(terms) + base).astype(np.uint32)
+    firsts = np.concatenate(([0], np.flatnonzero(np.diff(term_id)) + 1)).tolist()
+    ends = firsts[1:] + [len(keys)]
+    names = list(ids)
+    row_bytes, tf_bytes = rows.tobytes(), tf.tobytes()  # both 4 bytes an entry: one slice of each per term
+    db.executemany(
+        "INSERT OR REPLACE INTO postings(term, seg, rids, tfs) VALUES(?,?,?,?)",
+        sorted(
+            (names[t], base, row_bytes[4 * a : 4 * b], tf_bytes[4 * a : 4 * b])
+            for t, a, b in zip(term_id[firsts].tolist(), firsts, ends, strict=True)
+        ),
+    )
+
+
+def insert_chunks(
+    db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[str, str]] | None = None, terms: list | None = None
+) -> int:
+    """Insert chunk rows and their FTS5 rows (analysed here unless given) and postings; returns the first
+    rowid used. Rowids are never used twice (kb_meta 'last_rid'), so old postings never name a new row."""
+    last = db.execute("SELECT value FROM kb_meta WHERE key='last_rid'").fetchone()
+    base = max(db.execute("SELECT coalesce(max(rid), 0) FROM chunks").fetchone()[0], int(last[0]) if last else 0) + 1
     marks = ",".join("?" * (len(ChunkRow._fields) + 1))
     db.executemany(
         f"INSERT INTO chunks(rid, {CHUNK_COLUMNS}) VALUES({marks})", [(base + i, *r) for i, r in enumerate(rows)]
@@ -221,6 +272,16 @@ def insert_chunks(db: sqlite3.Connection, rows: list[ChunkRow], fts: list[tuple[
     db.executemany(
         "INSERT INTO chunks_fts(rowid, title, body) VALUES(?,?,?)", [(base + i, a, b) for i, (a, b) in enumerate(fts)]
     )
+    if rows:
+        db.execute("INSERT OR REPLACE INTO kb_meta(key, value) VALUES('last_rid', ?)", (str(base + len(rows) - 1),))
+        if db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+            write_postings(db, base, fts, terms)
+            got = docsize_since(db, base)  # the rows' lengths as FTS5 counts them, read back in one blob
+            if got is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO postings(term, seg, rids, tfs) VALUES(?,?,?,?)",
+                    (LENGTHS, base, got[0].astype("uint32").tobytes(), got[1].astype("float32").tobytes()),
+                )
     return base
 
 
@@ -234,15 +295,23 @@ def replace_lexical(db: sqlite3.Connection, batch: Batch, now: str) -> tuple[lis
         marks = ",".join("?" * len(part))
         db.execute(f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE source IN ({marks}))", part)
         db.execute(f"DELETE FROM chunks WHERE source IN ({marks})", part)
-    base = insert_chunks(db, batch.rows, batch.fts)
+    if removed and db.execute("SELECT 1 FROM kb_meta WHERE key='postings'").fetchone():
+        from array import array
+
+        db.execute(
+            "INSERT INTO postings(term, seg, rids, tfs) "
+            "SELECT ?, coalesce(max(seg), 0) + 1, ?, x'' FROM postings WHERE term = ?",
+            (REMOVED_ROWS, array("I", removed).tobytes(), REMOVED_ROWS),
+        )
+    base = insert_chunks(db, batch.rows, batch.fts, batch.terms)
     per_source: dict[str, int] = {}
     for r in batch.rows:
         per_source[r.source] = per_source.get(r.source, 0) + 1
     db.executemany(
-        "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, session_id) "
-        "VALUES(?,?,?,?,?,?,?)",
+        "INSERT OR REPLACE INTO sources(source, title, source_type, doc_hash, chunks, ingested_at, session_id, stamp) "
+        "VALUES(?,?,?,?,?,?,?,?)",
         [
-            (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id)
+            (d.source, d.title, d.source_type, d.doc_hash, per_source.get(d.source, 0), now, d.session_id, d.stamp)
             for d in batch.docs
             if d.doc_hash != REMOVED
         ],
