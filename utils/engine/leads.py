@@ -83,7 +83,7 @@ def _capitalised_inside(text: str, word: str, first: int) -> bool:
 
 
 def _name_parts(run: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for piece in re.split(r"(?:(?<=[a-z]{2})|(?<=\d))\.\s+|(?<=['’]s)\s+", run):
         sides = " ".join(piece.split()).split(" and ")
         out += sides if all(len(x.split()) > 1 for x in sides) else [piece]

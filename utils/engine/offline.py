@@ -312,8 +312,8 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
         return [], None
     # The best-ranked passage opens the answer: with the sentence model its rank weighs meaning as well as
     # words; without it, only when it holds the value asked for (else the pair that covers most opens).
-    lead = meaning or on_topic(facts[0], holds(wants, facts[0].text, query))
-    chosen = choose(query, facts, sources, weights, lead=lead)
+    opens = meaning or on_topic(facts[0], holds(wants, facts[0].text, query))
+    chosen = choose(query, facts, sources, weights, lead=opens)
     top = facts[:1]
     said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first
