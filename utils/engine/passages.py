@@ -70,11 +70,12 @@ def question_weights(query: str, extra: Sequence[str] = (), idf: dict[str, float
         if t not in when:
             s = stem(t)
             w[s] = T.NAME_WEIGHT if (s in caps or t.isdigit()) else 1.0
-    # implied, not said ("unless I pick one" asks for the default; "the longest name it can take", for
-    # the maximum length): the word documentation states it with, weighing less than the question's own
-    implied = limit_word(query) or ("default" if asks_for(query) == "default" else "")
-    for word in implied.split():
+    # implied, not said ("the longest name it can take" asks for the maximum length): the words
+    # documentation states it with, weighing less than the question's own
+    for word in limit_word(query).split():
         w.setdefault(stem(word), T.IMPLIED_WORD_WEIGHT)
+    if asks_for(query) == "default":  # a default clause asks for the default as plainly as the word does
+        w.setdefault(stem("default"), 1.0)
     for t in extra:
         w.setdefault(stem(t), T.FEEDBACK_WEIGHT)
     if idf:

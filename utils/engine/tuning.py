@@ -32,7 +32,7 @@ class OfflineTuning:
     # --- weighing the question's words
     NAME_WEIGHT: float = 1.5  # a capitalised word or a number in the question names what is asked about
     FEEDBACK_WEIGHT: float = 0.5  # feedback steers the search but is not the question
-    IMPLIED_WORD_WEIGHT: float = 0.5  # "default", weighed for a question asking for one without the word
+    IMPLIED_WORD_WEIGHT: float = 0.5  # "maximum", weighed for a question asking for a limit without the word
     IDF_UNIT: float = 2.5  # the KB IDF at which a word keeps its weight (a word in ~8 % of chunks)
     IDF_FLOOR: float = 0.4  # a word in most chunks still counts a little (it may be the subject)
     IDF_CAP: float = 6.0  # beyond this a word is simply rare; rarer does not mean more relevant
