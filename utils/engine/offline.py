@@ -310,10 +310,7 @@ def answer_facts(query: str, facts: list[Weighed], sources: list[Source], weight
     facts = [f for f in facts if not (f.form == Form.SNIPPET and f.source in full_text_sources)]
     if not facts:
         return [], None
-    # The best-ranked passage opens the answer: with the sentence model its rank weighs meaning as well as
-    # words; without it, only when it holds the value asked for (else the pair that covers most opens).
-    opens = meaning or on_topic(facts[0], holds(wants, facts[0].text, query))
-    chosen = choose(query, facts, sources, weights, lead=opens)
+    chosen = choose(query, facts, sources, weights, lead=on_topic(facts[0], holds(wants, facts[0].text, query)))
     top = facts[:1]
     said = term_set(facts[0].text)
     for f in facts[1 : T.LEAD_FACTS]:  # the next passage of the same document, if it adds to the first
