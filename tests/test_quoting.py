@@ -63,13 +63,15 @@ def test_a_search_snippet_in_the_questions_own_words_is_not_quoted():
 
 
 def test_a_word_capitalised_because_a_sentence_starts_there_is_not_a_lead():
+    # "See" and "Note" open sentences; the facts write them in lower case too: words, not names
     facts = [
         Weighed(
             "See the retry table for the limits. Note that the spooler was written by Mara Quell.",
             1,
             1.0,
             qcov=0.6,
-        )
+        ),
+        Weighed("Users see a note in the log when the spooler stops a job.", 2, 0.8, qcov=0.3),
     ]
     leads = salient_entities(facts, term_set("Who wrote the print spooler?"))
     assert "Mara Quell" in leads

@@ -46,8 +46,7 @@ def _names(text: str, cut: bool = False):
     "Gizmo 2. If"; not "J. Smith" or "St. Louis"), at "and" between names of two words or more
     ("Mara Quell and Ivo Brandt", not "Brandt and Sons") and after a possessive ("Quell's 1976"),
     without a leading capitalised common word ("In", "Since") or number; a date ("December 1") is not
-    a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut),
-    nor one word that opens a sentence and is written nowhere else with its capital ("See", "Note")."""
+    a name, nor one at the end of a text cut short (`cut`: a search snippet's last word may be cut)."""
     text = " ".join(text.split())  # positions are in the text with its spaces made single
     cut = cut and not text.endswith((".", "!", "?", '"', "”", ")"))
     for m in _ENTITY.finditer(text):
@@ -60,26 +59,9 @@ def _names(text: str, cut: bool = False):
                 continue
             start = text.index(name, m.start())
             end = start + len(name)
-            if " " not in name and _opens_sentence(text, start) and not _capitalised_inside(text, name, start):
-                continue  # "See", "Note": capitalised because a sentence starts there, as far as one can tell
             if cut and end >= len(text.rstrip(" .'’-")):
                 continue
             yield name, start, end
-
-
-def _opens_sentence(text: str, at: int) -> bool:
-    before = text[:at].rstrip(" \"'\u201c(")
-    return not before or before.endswith((".", "!", "?", ":"))
-
-
-def _capitalised_inside(text: str, word: str, first: int) -> bool:
-    """Whether `word` is written again, capitalised, where no sentence starts (it is a name then)."""
-    at = text.find(word, first + 1)
-    while at != -1:
-        if not _opens_sentence(text, at):
-            return True
-        at = text.find(word, at + 1)
-    return False
 
 
 def _name_parts(run: str) -> list[str]:
@@ -122,6 +104,9 @@ def salient_entities(
     # a sentence read twice (a search snippet, then its page) is one fact, not two of the best
     by_cover = list({fold(f.text): f for f in by_cover[::-1]}.values())[::-1]
     most = (by_cover[0].qcov or 0.0) if by_cover else 0.0
+    # A word the facts also write in lower case is a word, capitalised where a sentence starts ("See
+    # the table", "Note that ..."), not a name to follow.
+    lower = {w for f in by_cover for w in f.text.split() if w.isalpha() and w.islower()}
     for i, f in enumerate(by_cover):
         if i >= top and f.source not in named:
             continue
@@ -130,6 +115,8 @@ def salient_entities(
             weight = max(weight, most)
         text = " ".join(f.text.split())  # as _names reads it
         for ent, start, end in _names(text, cut=f.form == Form.SNIPPET):
+            if " " not in ent and ent.lower() in lower:
+                continue
             toks = content_terms(ent)
             if all(stem(t) in query_terms or t in STOPWORDS for t in toks):
                 continue

@@ -30,6 +30,7 @@ from ..text import (
     split_sentences,
     stem,
     term_set,
+    tokenize,
     without_marker,
 )
 from .lexicon import NOT_NAMES
@@ -64,7 +65,7 @@ def question_weights(query: str, extra: Sequence[str] = (), idf: dict[str, float
     """Stemmed question terms -> weight: names and numbers weigh more, feedback terms less, and (with
     the knowledge base's IDF) a word common to the whole collection less than a rare one."""
     w: dict[str, float] = {}
-    caps = {stem(fold(m)) for m in CAPITALISED.findall(query) if fold(m) not in STOPWORDS | NOT_NAMES}
+    caps = {stem(t) for m in CAPITALISED.findall(query) for t in tokenize(m) if t not in STOPWORDS | NOT_NAMES}
     when = clause_words(query)  # "unless I pick one": when, not what, the question asks about
     for t in content_terms(query):
         if t not in when:
