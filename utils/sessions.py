@@ -231,5 +231,8 @@ class SessionStore:
             return size
 
     def close(self) -> None:
+        """Close the index and let go of the sessions this store holds: its caller is done with them."""
         with self._lock:
+            for sid in list(self._held):
+                self._release(sid)
             self.index.close()

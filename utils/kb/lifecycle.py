@@ -284,7 +284,15 @@ class KBLifecycle:
             self._bm25.clear()
 
     def close(self) -> None:
+        """Close both stores (Chroma keeps its files open until its client is closed); the next use
+        opens them again."""
         with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            client, self._client, self._col = self._client, None, None
+            if client is not None:
+                try:
+                    client.close()
+                except Exception as exc:  # noqa: BLE001 - closing what is gone (a server) is not an error
+                    log.debug("closing the Chroma client: %s", exc)
