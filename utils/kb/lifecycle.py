@@ -126,7 +126,9 @@ class KBLifecycle:
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
             self._check_lexical()
-            client = health.client(self)
+            if self._client is None:  # kept from the start: close() closes it even if opening fails below
+                self._client = health.client(self)
+            client = self._client
             col = sync.get_collection(client, self.collection_name, self.chroma_url)
             if col is not None:
                 cbuilt = (col.metadata or {}).get("sleuth_embedding")
@@ -153,7 +155,7 @@ class KBLifecycle:
                     ef = classes["hash"].build_from_config(ef_conf.get("config") or {})  # keeps the stored dim
                 else:
                     ef = self._embedding_function()
-            self._client, self._ef = client, ef
+            self._ef = ef
             with db:
                 sync.set_meta(db, "embedding", self.embedding)
                 sync.set_meta(db, "store", self.store)
