@@ -194,3 +194,18 @@ def test_roff_escapes_read_as_the_characters_they_print():
     assert plain(r"\fB\-\-all\fR") == "--all"
     assert plain(r"\(lqquoted\(rq \(em caf\['e] \[u00E9]t\(e9") == "“quoted” — café ét"
     assert plain(r"a\ b\~c\&d\s-1SMALL\s0 \*(lqx\*(rq") == "a b cdSMALL “x”"
+
+
+MAN_HEAD = ".TH KILNWATCH 1\n.SH NAME\nkilnwatch \\- watch a kiln\n.SH DESCRIPTION\n"
+MDOC_HEAD = ".Dd January 1, 2026\n.Dt KILNWATCH 1\n.Os\n.Sh NAME\n.Nm kilnwatch\n.Nd watch a kiln\n.Sh DESCRIPTION\n"
+
+
+@pytest.mark.parametrize("head", [MAN_HEAD, MDOC_HEAD], ids=["man", "mdoc"])
+def test_roff_conditionals_read_as_a_terminal_shows_them(tmp_path, head):
+    page = tmp_path / "kilnwatch.1"
+    page.write_text(
+        head + ".if t \\{\nTypeset only,\nnever on a terminal.\n.\\}\n.ie n Shown on a terminal.\n.el Never shown.\n"
+    )
+    text = readers.read_document(page)[1]
+    assert "Shown on a terminal." in text
+    assert "Typeset only" not in text and "Never shown" not in text
