@@ -92,6 +92,38 @@ def _socket_guard():
         pytest.fail("non-loopback network access in a test: " + "; ".join(new), pytrace=False)
 
 
+def files_open_under(folder: Path) -> list[str]:
+    """The files under `folder` this process holds open (Linux: /proc/self/fd)."""
+    prefix, found = f"{folder}{os.sep}", []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        if target.startswith(prefix):
+            found.append(target)
+    return sorted(found)
+
+
+@pytest.fixture(autouse=True)
+def _no_file_left_open(request):
+    """Fail a test that leaves a file of its tmp_path open (a store, index, cache or lock file never
+    closed): the product or the test leaks it, and a full run once held over 1,024 descriptors.
+    What only a reference cycle holds is the collector's to close, not a leak."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if tmp is None or not os.path.isdir("/proc/self/fd"):
+        return
+    left = files_open_under(tmp)
+    if left:
+        import gc
+
+        gc.collect()
+        left = files_open_under(tmp)
+    if left:
+        pytest.fail(f"the test left {len(left)} file(s) of its tmp_path open: {left[:6]}", pytrace=False)
+
+
 @pytest.fixture
 def shared_eval() -> Path:
     path = SHARED / "eval"

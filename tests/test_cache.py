@@ -64,6 +64,7 @@ def test_unserialisable_value_is_skipped_not_fatal(data_dir):
     assert c.get("page", "k") is None
     c.set("page", "k", "fine")
     assert c.get("page", "k") == "fine"
+    c.close()
 
 
 def test_corrupt_file_is_moved_aside_and_rebuilt(data_dir, caplog):
@@ -74,12 +75,14 @@ def test_corrupt_file_is_moved_aside_and_rebuilt(data_dir, caplog):
         c = Cache(folder)
         c.set("page", "k", "v")
         assert c.get("page", "k") == "v"
+        c.close()
     assert any("corrupt" in r.getMessage() for r in caplog.records)
     moved = list(folder.glob(DB_NAME + ".corrupt-*"))
     assert moved and moved[0].read_bytes().startswith(b"this is not")
     # the new file is a real database
-    with sqlite3.connect(folder / DB_NAME) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 1
+    conn = sqlite3.connect(folder / DB_NAME)
+    assert conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 1
+    conn.close()
 
 
 def test_file_corrupted_while_open_is_recovered(data_dir, caplog):
@@ -94,6 +97,7 @@ def test_file_corrupted_while_open_is_recovered(data_dir, caplog):
         assert c.get("page", "k") is None  # lost, but no exception
         c.set("page", "k", "v2")
     assert c.get("page", "k") == "v2"
+    c.close()
 
 
 def test_concurrent_writers_from_threads(data_dir):

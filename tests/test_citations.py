@@ -199,6 +199,7 @@ def _offline_runs(web, tools_csv: str, data_dir: Path) -> list[dict]:
         shared = new_shared(q["question"], engine="offline")
         run_flow(rt, shared, "query")
         out.append(shared)
+    tools.close()
     return out
 
 

@@ -40,10 +40,22 @@ class FakeClock:
         return self.t
 
 
+_MADE: list[Fetcher] = []
+
+
 def make(**kw) -> Fetcher:
     opts = dict(allow_private_hosts=True, per_host_interval=0.0, sleep=Recorder())
     opts.update(kw)
-    return Fetcher(**opts)
+    _MADE.append(Fetcher(**opts))
+    return _MADE[-1]
+
+
+@pytest.fixture(autouse=True)
+def _close_fetchers():
+    """Every fetcher a test made is closed after it (their kept-alive connections)."""
+    yield
+    while _MADE:
+        _MADE.pop().close()
 
 
 @pytest.fixture

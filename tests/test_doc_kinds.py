@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from kbfiles import clean_env, ingest, search, write_files
 
-from sleuth.utils.cli.kb import main
 from sleuth.utils.kb import readers
 from sleuth.utils.kb.roff import plain
 
@@ -20,20 +19,11 @@ KINDS = Path(__file__).resolve().parent / "fixtures" / "doc-kinds"
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch, tmp_path):
-    for var in ("SLEUTH_EMBEDDING", "SLEUTH_CHROMA_URL", "SLEUTH_DATA_DIR"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-def ingest(capsys, data_dir: Path, *paths: Path) -> tuple[int, str, str]:
-    rc = main(["ingest", *map(str, paths), "--data-dir", str(data_dir)])
-    out, err = capsys.readouterr()
-    return rc, out, err
+    clean_env(monkeypatch, tmp_path)
 
 
 def top_hit(capsys, data_dir: Path, query: str) -> dict:
-    assert main(["search", query, "-k", "1", "--json", "--data-dir", str(data_dir)]) == 0
-    return json.loads(capsys.readouterr()[0])["hits"][0]
+    return search(capsys, data_dir, query, k=1)[0]
 
 
 def answer(cli, question: str, data_dir: Path) -> dict:
@@ -93,14 +83,16 @@ def test_text_after_an_option_list_is_under_its_section_again(tmp_path):
 
 
 def test_a_folder_of_man_pages_is_read_and_counted(capsys, tmp_path, data_dir):
-    man = tmp_path / "man"
-    (man / "man1").mkdir(parents=True)
-    (man / "man8").mkdir()
-    shutil.copy(KINDS / "kilnctl.1.gz", man / "man1")
-    shutil.copy(KINDS / "tarpd.8", man / "man8")
-    (man / "man1" / "kiln.1").write_text(".so man1/kilnctl.1\n")  # an alias of another page
-    with gzip.open(man / "man8" / "kilnd.8.gz", "wt") as f:
-        f.write(".TH KILND 8\n.SH NAME\nkilnd \\- the kiln daemon\n.SH OPTIONS\n.TP\n.B \\-\\-port\nthe serial port.\n")
+    man = write_files(
+        tmp_path / "man",
+        {
+            "man1/kilnctl.1.gz": gzip.decompress((KINDS / "kilnctl.1.gz").read_bytes()),
+            "man8/tarpd.8": (KINDS / "tarpd.8").read_bytes(),
+            "man1/kiln.1": ".so man1/kilnctl.1\n",  # an alias of another page
+            "man8/kilnd.8.gz": ".TH KILND 8\n.SH NAME\nkilnd \\- the kiln daemon\n.SH OPTIONS\n.TP\n.B \\-\\-port\n"
+            "the serial port.\n",
+        },
+    )
     rc, out, err = ingest(capsys, data_dir, man)
     assert rc == 0, err
     assert "read 3 man pages" in out
@@ -111,14 +103,16 @@ def test_a_folder_of_man_pages_is_read_and_counted(capsys, tmp_path, data_dir):
 
 
 def test_text_without_an_extension_is_found_by_its_content_not_its_name(capsys, tmp_path, data_dir):
-    folder = tmp_path / "pkg"
-    folder.mkdir()
-    (folder / "WHATSNEW").write_text("Release 2.0\n\nThe spooler now retries a refused job three times.\n")
-    (folder / "copyright.Debian").write_text("The spooler is free software; the license is the MIT license.\n")
-    with gzip.open(folder / "history.gz", "wt") as f:
-        f.write("Release 1.0\n\nFirst release of the spooler, with a single queue.\n")
-    (folder / "spoolctl").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)  # a program
-    (folder / "index").write_text("".join(f"job{i}\tqueue{i}\t/var/spool/{i}\n" for i in range(40)))  # data
+    folder = write_files(
+        tmp_path / "pkg",
+        {
+            "WHATSNEW": "Release 2.0\n\nThe spooler now retries a refused job three times.\n",
+            "copyright.Debian": "The spooler is free software; the license is the MIT license.\n",
+            "history.gz": "Release 1.0\n\nFirst release of the spooler, with a single queue.\n",
+            "spoolctl": b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8,  # a program
+            "index": "".join(f"job{i}\tqueue{i}\t/var/spool/{i}\n" for i in range(40)),  # data
+        },
+    )
     rc, out, err = ingest(capsys, data_dir, folder)
     assert rc == 0, err
     assert "read 3 text" in out
@@ -164,15 +158,14 @@ def test_pdf_text_has_no_running_headers_footers_or_words_broken_at_line_ends(ca
 
 
 def test_a_sphinx_page_and_its_source_are_read_once_and_ingest_says_so(capsys, tmp_path, data_dir):
-    site = tmp_path / "build"
-    (site / "_sources" / "guide").mkdir(parents=True)
-    (site / "guide").mkdir()
-    (site / "guide" / "firing.html").write_text(
-        "<html><head><title>Firing</title></head><body><h1>Firing</h1>"
-        "<p>A bisque firing drives the water out of the clay before the glaze goes on.</p></body></html>"
-    )
-    (site / "_sources" / "guide" / "firing.rst.txt").write_text(
-        "Firing\n======\n\nA bisque firing drives the water out of the clay before the glaze goes on.\n"
+    site = write_files(
+        tmp_path / "build",
+        {
+            "guide/firing.html": "<html><head><title>Firing</title></head><body><h1>Firing</h1>"
+            "<p>A bisque firing drives the water out of the clay before the glaze goes on.</p></body></html>",
+            "_sources/guide/firing.rst.txt": "Firing\n======\n\n"
+            "A bisque firing drives the water out of the clay before the glaze goes on.\n",
+        },
     )
     rc, out, err = ingest(capsys, data_dir, site)
     assert rc == 0 and "read 1 HTML" in out and "1 added" in out
@@ -180,17 +173,16 @@ def test_a_sphinx_page_and_its_source_are_read_once_and_ingest_says_so(capsys, t
 
 
 def test_a_split_info_manual_reads_whole_from_its_first_file_and_its_parts_are_passed_over(capsys, tmp_path, data_dir):
-    folder = tmp_path / "info"
-    folder.mkdir()
-    (folder / "clay.info").write_bytes(
-        b"This is clay.info, produced by hand.\n\n\x1f\nIndirect:\nclay.info-1: 120\n\x1f\nTag Table:\n(Indirect)\n"
-        b"Node: Top\x7f120\n\x1f\nEnd Tag Table\n"
+    folder = write_files(
+        tmp_path / "info",
+        {
+            "clay.info": b"This is clay.info, produced by hand.\n\n\x1f\nIndirect:\nclay.info-1: 120\n\x1f\n"
+            b"Tag Table:\n(Indirect)\nNode: Top\x7f120\n\x1f\nEnd Tag Table\n",
+            "clay.info-1.gz": b"This is clay.info, produced by hand.\n\n"
+            b"\x1f\nFile: clay.info,  Node: Top,  Up: (dir)\n\n"
+            b"Clay manual\n***********\n\n\x00\x08[index\x00\x08]Wedging the clay drives out the air pockets.\n",
+        },
     )
-    with gzip.open(folder / "clay.info-1.gz", "wb") as f:
-        f.write(
-            b"This is clay.info, produced by hand.\n\n\x1f\nFile: clay.info,  Node: Top,  Up: (dir)\n\n"
-            b"Clay manual\n***********\n\n\x00\x08[index\x00\x08]Wedging the clay drives out the air pockets.\n"
-        )
     rc, out, err = ingest(capsys, data_dir, folder)
     assert rc == 0, err
     assert "read 1 info manual" in out
@@ -202,3 +194,18 @@ def test_roff_escapes_read_as_the_characters_they_print():
     assert plain(r"\fB\-\-all\fR") == "--all"
     assert plain(r"\(lqquoted\(rq \(em caf\['e] \[u00E9]t\(e9") == "“quoted” — café ét"
     assert plain(r"a\ b\~c\&d\s-1SMALL\s0 \*(lqx\*(rq") == "a b cdSMALL “x”"
+
+
+MAN_HEAD = ".TH KILNWATCH 1\n.SH NAME\nkilnwatch \\- watch a kiln\n.SH DESCRIPTION\n"
+MDOC_HEAD = ".Dd January 1, 2026\n.Dt KILNWATCH 1\n.Os\n.Sh NAME\n.Nm kilnwatch\n.Nd watch a kiln\n.Sh DESCRIPTION\n"
+
+
+@pytest.mark.parametrize("head", [MAN_HEAD, MDOC_HEAD], ids=["man", "mdoc"])
+def test_roff_conditionals_read_as_a_terminal_shows_them(tmp_path, head):
+    page = tmp_path / "kilnwatch.1"
+    page.write_text(
+        head + ".if t \\{\nTypeset only,\nnever on a terminal.\n.\\}\n.ie n Shown on a terminal.\n.el Never shown.\n"
+    )
+    text = readers.read_document(page)[1]
+    assert "Shown on a terminal." in text
+    assert "Typeset only" not in text and "Never shown" not in text

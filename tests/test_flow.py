@@ -221,6 +221,7 @@ def test_shared_store_round_trips_through_json(tmp_path):
     assert shared["sources"] and shared["extracted_information"]
     assert json.loads(json.dumps(saved)) == saved  # a session file holds JSON types only
     assert rt.store.load(shared["session_id"]) == shared  # and reads back as the same store, sources and facts
+    rt.store.close()
 
 
 @pytest.mark.parametrize("bad", [("crawl_url", "not a url at all"), ("crawl_url", "")])

@@ -7,23 +7,13 @@ import sys
 
 import pytest
 from conftest import ROOT, assert_no_network, cli_env, web_env
+from terminal import spawn_sleuth
 
 pexpect = pytest.importorskip("pexpect")
 
 
 def spawn(args, tmp_path, web, columns=120):
-    env = cli_env(tmp_path, TERM="xterm-256color", **web_env(web))
-    child = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "main.py"), *args],
-        env=env,
-        cwd=str(tmp_path),
-        dimensions=(40, columns),
-        encoding="utf-8",
-        timeout=60,
-        use_poll=True,
-    )
-    return child
+    return spawn_sleuth(args, tmp_path, columns=columns, **web_env(web))
 
 
 def test_ask_research_feedback_second_report_sources_save_quit(tmp_path, web):
@@ -71,21 +61,12 @@ def spawn_kb(args, tmp_path):
     """Sleuth in a terminal, answering from a knowledge base of one note (no web)."""
     import subprocess
 
-    env = cli_env(tmp_path, TERM="xterm-256color", SLEUTH_TOOLS="kb")
+    env = cli_env(tmp_path, SLEUTH_TOOLS="kb")
     if not (tmp_path / "data" / "kb").exists():
         note = tmp_path / "starter.md"
         note.write_text("# Sourdough\n\nA sourdough starter is fed flour and water every day to stay active.\n")
         subprocess.run([sys.executable, str(ROOT / "main.py"), "kb", "ingest", str(note)], env=env, check=True)
-    return pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "main.py"), *args],
-        env=env,
-        cwd=str(tmp_path),
-        dimensions=(40, 120),
-        encoding="utf-8",
-        timeout=60,
-        use_poll=True,
-    )
+    return spawn_sleuth(args, tmp_path, SLEUTH_TOOLS="kb")
 
 
 def test_the_session_id_is_shown_and_the_way_back_is_said_on_leaving(tmp_path):
@@ -125,17 +106,7 @@ def test_resuming_a_finished_session_shows_its_report_before_the_prompt(tmp_path
 
 
 def test_the_live_panel_names_the_search_backend_being_asked(tmp_path):
-    env = cli_env(tmp_path, TERM="xterm-256color", SLEUTH_TOOLS="duckduckgo", SEARXNG_URL="http://127.0.0.1:1")
-    child = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "main.py"), "Who wrote Dune?"],
-        env=env,
-        cwd=str(tmp_path),
-        dimensions=(40, 120),
-        encoding="utf-8",
-        timeout=60,
-        use_poll=True,
-    )
+    child = spawn_sleuth(["Who wrote Dune?"], tmp_path, SLEUTH_TOOLS="duckduckgo", SEARXNG_URL="http://127.0.0.1:1")
     child.expect(r"web search \(SearXNG\)")
     child.expect("Feedback")
     child.sendline("")

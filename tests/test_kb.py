@@ -402,6 +402,7 @@ def test_opening_with_another_embedding_is_a_clear_error(kb, corpus, data_dir):
     assert "built with embedding 'hash'" in msg and "'minilm'" in msg and "reset" in msg
     with pytest.raises(EmbeddingMismatch):
         other.stats()
+    other.close()
 
 
 def test_minilm_without_its_model_fails_fast_with_a_clear_error(tmp_path, data_dir, monkeypatch):
@@ -420,6 +421,7 @@ def test_minilm_without_its_model_fails_fast_with_a_clear_error(tmp_path, data_d
         kb.add_document(source="s", title="t", text="Some text to embed.")
     assert "MiniLM" in str(err.value) and "--embedding hash" in str(err.value)
     assert kb.count() == 0
+    kb.close()
 
 
 class _FakeGemini(BaseHTTPRequestHandler):
@@ -466,10 +468,14 @@ def test_gemini_embedding_through_a_local_endpoint(data_dir):
         tasks = [r["taskType"] for call in _FakeGemini.seen for r in call["requests"]]
         assert tasks == ["RETRIEVAL_DOCUMENT", "RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"]
         assert all(":batchEmbedContents" in call["path"] for call in _FakeGemini.seen)
+        other = KnowledgeBase(data_dir / "kb")
         with pytest.raises(EmbeddingMismatch):
-            KnowledgeBase(data_dir / "kb").search("otters")
+            other.search("otters")
+        other.close()
+        kb.close()
     finally:
         srv.shutdown()
+        srv.server_close()
 
 
 def test_hash_embedding_is_the_same_in_every_process():
@@ -499,6 +505,7 @@ def test_reset_lets_the_kb_switch_embedding(kb, corpus, data_dir):
     other = KnowledgeBase(data_dir / "kb", embedding="gemini", gemini_api_key="test-key")
     other.reset()
     assert other.stats()["embedding"] == "gemini" and other.count() == 0
+    other.close()
 
 
 def test_one_instance_shared_by_threads(kb):

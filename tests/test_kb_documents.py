@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from kbfiles import clean_env, ingest, search, write_files
 
-from sleuth.utils.cli.kb import main
 from sleuth.utils.kb import readers
 from sleuth.utils.kb.chunking import chunk_sections
 from sleuth.utils.kb.store import KnowledgeBase
@@ -24,31 +24,12 @@ DOCS = Path(__file__).resolve().parent / "fixtures" / "docs"
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch, tmp_path):
-    for var in ("SLEUTH_EMBEDDING", "SLEUTH_CHROMA_URL", "SLEUTH_DATA_DIR"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-def ingest(capsys, data_dir: Path, *paths: Path) -> tuple[int, str, str]:
-    rc = main(["ingest", *map(str, paths), "--data-dir", str(data_dir)])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def search(capsys, data_dir: Path, query: str, k: int = 3) -> list[dict]:
-    rc = main(["search", query, "-k", str(k), "--json", "--data-dir", str(data_dir)])
-    out, _ = capsys.readouterr()
-    assert rc == 0
-    return json.loads(out)["hits"]
+    clean_env(monkeypatch, tmp_path)
 
 
 def site(tmp_path: Path, pages: dict[str, str]) -> Path:
     """A folder holding these pages (name -> HTML)."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    for name, html in pages.items():
-        (folder / name).write_text(html, encoding="utf-8")
-    return folder
+    return write_files(tmp_path / "site", pages)
 
 
 def all_text(data_dir: Path, name: str) -> str:
@@ -401,9 +382,14 @@ def test_a_text_file_without_structure_is_read_as_it_is(tmp_path):
 def test_gzip_compressed_documents_read_like_plain_ones(capsys, tmp_path, data_dir):
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "kettle-guide.md.gz").write_bytes(gzip.compress((DOCS / "kettle-guide.md").read_bytes()))
-    (folder / "teapot.txt.gz").write_bytes(gzip.compress((DOCS / "teapot.txt").read_bytes()))
-    (folder / "kettle.json.gz").write_bytes(gzip.compress(b'{"title": "not a document"}'))
+    write_files(
+        folder,
+        {
+            "kettle-guide.md.gz": (DOCS / "kettle-guide.md").read_bytes(),
+            "teapot.txt.gz": (DOCS / "teapot.txt").read_bytes(),
+            "kettle.json.gz": b'{"title": "not a document"}',
+        },
+    )
     rc, out, err = ingest(capsys, data_dir, folder)
     assert rc == 0 and "2 added" in out
     hit = search(capsys, data_dir, "default brewing temperature")[0]

@@ -68,6 +68,7 @@ def test_a_kb_step_reaches_the_linked_page_and_the_report_cites_both_halves(tmp_
     rt = Runtime(settings=s, engine=OfflineEngine(), ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=tools)
     shared = new_shared(QUESTION, engine="offline")
     run_flow(rt, shared, "query")
+    tools.close()
     by_name = {Path(src.url).name: src.n for src in shared["sources"]}
     assert "Mira_Kestrel.html" in by_name
     assert shared["research_history"][0]["action"] == "search_kb"
@@ -90,9 +91,12 @@ def test_a_linked_page_counts_as_named_only_when_its_title_stands_as_words(tmp_p
     (wiki / "Ed_Stone.html").write_text(page("Ed Stone", "Ed Stone was a Vestian stage painter."))
     (wiki / "Tom_Vale.html").write_text(page("Tom Vale", "Tom Vale was a carpenter from Oslo."))
     s = Settings(engine="offline", data_dir=tmp_path / "data", tools=parse_tools("kb"), remember=False)
-    kb = Tools(s).kb()
+    tools = Tools(s)
+    kb = tools.kb()
     kb.ingest_paths([wiki])
     question = "Who built Ember Hall?"
     hits = [h for h in kb.search(question, k=5) if Path(h.source).name == "Ember_Hall.html"]
     # "ed stone" is inside "used stone", but only Tom Vale is named by the sentence that links to both
-    assert [Path(c.source).name for c in follow(kb, hits, question, keep=1)] == ["Tom_Vale.html"]
+    followed = [Path(c.source).name for c in follow(kb, hits, question, keep=1)]
+    tools.close()
+    assert followed == ["Tom_Vale.html"]

@@ -113,6 +113,7 @@ def test_server_kb_refuses_another_embedding_and_resets(chroma_url, collection, 
     with pytest.raises(EmbeddingMismatch) as err:
         other.search("lighthouses")
     assert chroma_url in str(err.value)
+    other.close()
     a.reset()
     assert a.count() == 0 and a.search("lighthouses") == []
     a.close()

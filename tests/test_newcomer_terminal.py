@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from conftest import ROOT, assert_no_network, cli_env
+from terminal import spawn_sleuth
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -18,18 +19,8 @@ NOTE = (
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
-def spawn(args, tmp_path, columns=160):
-    env = cli_env(tmp_path, TERM="xterm-256color", SLEUTH_TOOLS="kb", SLEUTH_ENGINE="offline")
-    return pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "main.py"), *args],
-        env=env,
-        cwd=str(tmp_path),
-        dimensions=(50, columns),
-        encoding="utf-8",
-        timeout=60,
-        use_poll=True,
-    )
+def spawn(args, tmp_path):
+    return spawn_sleuth(args, tmp_path, rows=50, columns=160, SLEUTH_TOOLS="kb", SLEUTH_ENGINE="offline")
 
 
 def test_a_placeholder_from_a_source_shows_in_the_report_and_in_the_saved_markdown(tmp_path):

@@ -73,6 +73,7 @@ def test_a_report_citing_sources_2_and_7_shows_1_and_2_and_feedback_on_2_drops_s
     assert url[7] not in key_sources(second).values() and url[2] == key_sources(second)[1]
     assert "feedback: \u201cignore [2], it is outdated\u201d (dropped: delta 0)" in second
     saved = rt.store.load(shared["session_id"])  # each report keeps its own numbers, saved with it
+    rt.store.close()
     assert saved["reports"][0]["order"][:2] == [2, 7] and saved["reports"][1]["order"][0] == 2
     assert saved["reports"][1]["order"][saved["reports"][1]["listed"] :] == [7]  # rejected: not listed
 

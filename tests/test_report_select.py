@@ -39,6 +39,7 @@ def ask(tmp_path: Path, pages: dict[str, str], question: str, steps: int = 8) ->
     rt = Runtime(settings=s, engine=OfflineEngine(), ui=PlainUI(err=io.StringIO(), out=io.StringIO()), tools=tools)
     shared = new_shared(question, engine="offline")
     run_flow(rt, shared, "query")
+    tools.close()
     return shared, {src.title: src.n for src in shared["sources"]}
 
 

@@ -47,7 +47,7 @@ def steps_saved(tmp_path) -> int:
     return max((json.loads(f.read_text())["iteration_count"] for f in files), default=0)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_killed_run_resumes(tmp_path, slow_web, sig):
     env = env_for(tmp_path, slow_web)
     proc = subprocess.Popen(

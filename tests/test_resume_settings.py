@@ -124,7 +124,8 @@ def test_the_python_api_resumes_with_the_session_settings_but_for_the_keywords_g
     notes.mkdir()
     (notes / "press.md").write_text(NOTE)
     data = tmp_path / "data"
-    sleuth.KnowledgeBase(data_dir=data).ingest([notes])
+    with sleuth.KnowledgeBase(data_dir=data) as kb:
+        kb.ingest([notes])
     first = sleuth.research(QUESTION, tools=["kb"], engine="offline", max_iterations=1, data_dir=data)
     again = sleuth.resume(first.session_id, "look for the cleaning", data_dir=data, confidence=0.9)
     assert again.sources and all(s.kind == "internal" for s in again.sources)

@@ -370,6 +370,15 @@ def _run(rt, shared: Shared, start: str, run_flow: RunFlow) -> Report:
     return Report.from_shared(shared, rt.ui.warnings)
 
 
+def _close(rt, clients) -> None:
+    """After an API call: its session store is closed, and its tool clients unless they were given
+    (shared): a long-lived caller (the MCP server, a script) keeps no file or connection per call."""
+    if rt.store is not None:
+        rt.store.close()
+    if clients is None:
+        rt.tools.close()
+
+
 def research(
     question: str,
     settings,
@@ -385,7 +394,10 @@ def research(
     if not question:
         raise UsageError("the question is empty; ask something")
     rt = make_runtime(settings, engine=engine, ui=QuietUI(progress), clients=clients, cancel=cancel)
-    return _run(rt, new_session(rt, question), "query", run_flow)
+    try:
+        return _run(rt, new_session(rt, question), "query", run_flow)
+    finally:
+        _close(rt, clients)
 
 
 def resume(
@@ -407,24 +419,31 @@ def resume(
 
     feedback = " ".join(str(feedback or "").split()) or None
     store = SessionStore(settings.data_dir)
-    shared = store.load(session_id)  # SessionNotFound
-    if engine is not None and not isinstance(engine, str):
-        given = {*given, "engine", "model", "base_url"}  # an engine object runs as it is
-    settings = resumed_settings(settings, shared.get("settings") or {}, given)
-    rt = make_runtime(
-        settings,
-        engine=engine,
-        ui=QuietUI(progress),
-        clients=clients,
-        cancel=cancel,
-        feedback=one_shot(feedback) if feedback else None,
-    )
+    try:
+        shared = store.load(session_id)  # SessionNotFound
+        if engine is not None and not isinstance(engine, str):
+            given = {*given, "engine", "model", "base_url"}  # an engine object runs as it is
+        settings = resumed_settings(settings, shared.get("settings") or {}, given)
+        rt = make_runtime(
+            settings,
+            engine=engine,
+            ui=QuietUI(progress),
+            clients=clients,
+            cancel=cancel,
+            feedback=one_shot(feedback) if feedback else None,
+        )
+    except BaseException:
+        store.close()
+        raise
     rt.store = store
-    start_resumed(rt, shared, settings)
-    start = resume_start(shared)
-    if start == "feedback" and feedback is None:
-        return Report.from_shared(shared)
-    return _run(rt, shared, start, run_flow)
+    try:
+        start_resumed(rt, shared, settings)
+        start = resume_start(shared)
+        if start == "feedback" and feedback is None:
+            return Report.from_shared(shared)
+        return _run(rt, shared, start, run_flow)
+    finally:
+        _close(rt, clients)
 
 
 def start_resumed(rt, shared: Shared, settings) -> None:
@@ -444,7 +463,11 @@ def sessions(settings, limit: int | None = None) -> list[dict]:
     """The saved sessions, newest first: id, times, question, stop reason, confidence, status."""
     from .sessions import SessionStore
 
-    rows = SessionStore(settings.data_dir).list()
+    store = SessionStore(settings.data_dir, writer=False)
+    try:
+        rows = store.list()
+    finally:
+        store.close()
     return rows[:limit] if limit else rows
 
 
@@ -452,7 +475,11 @@ def session(settings, session_id: str) -> Shared:
     """One saved session's whole shared store (SessionNotFound if there is none)."""
     from .sessions import SessionStore
 
-    return SessionStore(settings.data_dir).load(session_id)
+    store = SessionStore(settings.data_dir, writer=False)  # read, not resumed: no lock held
+    try:
+        return store.load(session_id)
+    finally:
+        store.close()
 
 
 class KnowledgeBase:

@@ -32,6 +32,7 @@ class _Worker:
             finally:
                 self.idle.append(self)  # idle again before the caller wakes: its next call finds this worker
                 done.set()
+                del fn, box, done  # an idle worker keeps nothing of its last call alive (its clients, files)
 
 
 class WorkerPool:

@@ -113,6 +113,18 @@ class Tools:
         if kb is not None:
             kb.close()
 
+    def close(self) -> None:
+        """Close what the clients hold open (the knowledge base, the cache, the crawler's connections);
+        a later use opens them again. For the Python API and the tests, which outlive a run."""
+        self.close_kb()
+        with self._lock:
+            cache, fetcher = self._cache, self._fetcher
+            self._cache = self._search = self._fetcher = self._wiki = None
+        if fetcher is not None:
+            fetcher.close()
+        if cache is not None:
+            cache.close()
+
     def kb_available(self) -> bool:
         """True when the knowledge base has something to search (checked cheaply when embedded)."""
         if self._kb_nonempty:
@@ -178,3 +190,9 @@ class Runtime:
                 self.store.save(shared)
             except OSError as exc:
                 self.tools.problems.add("the session", self.store.dir, no_room(exc) or exc.strerror or str(exc))
+
+    def close(self) -> None:
+        """Close the session store's index and the tool clients (a run's own, not shared ones)."""
+        if self.store is not None:
+            self.store.close()
+        self.tools.close()

@@ -137,6 +137,12 @@ class SessionStore:
         if sid in self._held:
             _unlock(self._lock_path(sid), self._held.pop(sid))
 
+    def _unpin(self) -> None:
+        """Holding no session any more, the store is not kept alive for exit (nor its index open)."""
+        if self._at_exit and not self._held:
+            atexit.unregister(self._release_all)
+            self._at_exit = False
+
     def _release_all(self) -> None:
         if self._lock.acquire(timeout=5):  # at exit: never wait on a thread that will not let go
             try:
@@ -164,6 +170,7 @@ class SessionStore:
                 self.index.mark_stale()
             if shared.get("status") in FINISHED:
                 self._release(sid)
+                self._unpin()
         return target
 
     def load(self, session_id: str) -> Shared:
@@ -231,5 +238,9 @@ class SessionStore:
             return size
 
     def close(self) -> None:
+        """Close the index and let go of the sessions this store holds: its caller is done with them."""
         with self._lock:
+            for sid in list(self._held):
+                self._release(sid)
+            self._unpin()
             self.index.close()

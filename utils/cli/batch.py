@@ -103,54 +103,58 @@ def run_batch(args, settings, run_flow, stdin: TextIO | None = None, stdout: Tex
             stdout.write(json_text(rec) + "\n")
             stdout.flush()
 
-    jobs = max(1, int(getattr(args, "jobs", 1) or 1))
-    ordered = not getattr(args, "unordered", False)
-    finished: list = []
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sleuth-job")
-    futures = [pool.submit(one, i, q) for i, q in enumerate(questions)]
-    index = {f: i for i, f in enumerate(futures)}
-    results: dict[int, dict] = {}
-    harvested: set[int] = set()  # questions whose result was taken from their future
-    next_out = 0
-    pending = set(futures)
-
-    def harvest(f) -> int:
-        i = index[f]
-        results[i] = f.result()
-        harvested.add(i)
-        finished.append(questions[i]["id"])
-        return i
-
     try:
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
-                i = harvest(f)
-                if not ordered:
-                    emit(i, results.pop(i))
-            while ordered and next_out in results:
-                emit(next_out, results.pop(next_out))
-                next_out += 1
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (main.py raises Terminated for it)
-        err("stopping: the questions in flight stop at their next step, saved (sleuth --resume ID continues one)")
-        rt.cancel.set()  # running jobs stop at their next step and save a resumable session
-        pool.shutdown(wait=True, cancel_futures=True)
-        for f in futures:  # questions that finished while the signal came in, not yet taken
-            if index[f] not in harvested and f.done() and not f.cancelled() and f.exception() is None:
-                harvest(f)
-        for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
-            emit(i, results.pop(i))
-        print(
-            f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}", file=sys.stderr
-        )
-        return interrupted_status(exc)
-    except BrokenPipeError:  # the reader of stdout is gone: start nothing more, save the questions in flight
-        rt.cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        return stdout_closed()
-    pool.shutdown(wait=True)
-    if rt.tools.problems:  # every answer is printed, but the data folder had no room for part of the run
-        err(rt.tools.problems.line())
-    if unwritable or rt.tools.problems:
-        return EXIT_USAGE
-    return EXIT_SOME_FAILED if failed else 0
+        jobs = max(1, int(getattr(args, "jobs", 1) or 1))
+        ordered = not getattr(args, "unordered", False)
+        finished: list = []
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sleuth-job")
+        futures = [pool.submit(one, i, q) for i, q in enumerate(questions)]
+        index = {f: i for i, f in enumerate(futures)}
+        results: dict[int, dict] = {}
+        harvested: set[int] = set()  # questions whose result was taken from their future
+        next_out = 0
+        pending = set(futures)
+
+        def harvest(f) -> int:
+            i = index[f]
+            results[i] = f.result()
+            harvested.add(i)
+            finished.append(questions[i]["id"])
+            return i
+
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    i = harvest(f)
+                    if not ordered:
+                        emit(i, results.pop(i))
+                while ordered and next_out in results:
+                    emit(next_out, results.pop(next_out))
+                    next_out += 1
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (main.py raises Terminated for it)
+            err("stopping: the questions in flight stop at their next step, saved (sleuth --resume ID continues one)")
+            rt.cancel.set()  # running jobs stop at their next step and save a resumable session
+            pool.shutdown(wait=True, cancel_futures=True)
+            for f in futures:  # questions that finished while the signal came in, not yet taken
+                if index[f] not in harvested and f.done() and not f.cancelled() and f.exception() is None:
+                    harvest(f)
+            for i in sorted(results):  # finished answers still waiting for an earlier one are not lost
+                emit(i, results.pop(i))
+            print(
+                f"\nsleuth: batch interrupted; finished ids: {', '.join(map(str, finished)) or '(none)'}",
+                file=sys.stderr,
+            )
+            return interrupted_status(exc)
+        except BrokenPipeError:  # the reader of stdout is gone: start nothing more, save the questions in flight
+            rt.cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            return stdout_closed()
+        pool.shutdown(wait=True)
+        if rt.tools.problems:  # every answer is printed, but the data folder had no room for part of the run
+            err(rt.tools.problems.line())
+        if unwritable or rt.tools.problems:
+            return EXIT_USAGE
+        return EXIT_SOME_FAILED if failed else 0
+    finally:
+        rt.close()  # the session index, the cache and the crawler's connections (main() called in-process)

@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         out(f"{PROG}: interrupted", stream=sys.stderr)
         return interrupted_status(exc)
     finally:
+        fetcher.close()
         cache.close()
 
     failed = 0

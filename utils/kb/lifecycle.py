@@ -140,7 +140,9 @@ class KBLifecycle:
             classes = embedding_classes()  # registers Sleuth's functions with Chroma before any get
             db = self._conn()
             self._check_lexical()
-            client = health.client(self)
+            if self._client is None:  # kept from the start: close() closes it even if opening fails below
+                self._client = health.client(self)
+            client = self._client
             col = sync.get_collection(client, self.collection_name, self.chroma_url)
             if col is not None:
                 cbuilt = (col.metadata or {}).get("sleuth_embedding")
@@ -167,7 +169,7 @@ class KBLifecycle:
                     ef = classes["hash"].build_from_config(ef_conf.get("config") or {})  # keeps the stored dim
                 else:
                     ef = self._embedding_function()
-            self._client, self._ef = client, ef
+            self._ef = ef
             with db:
                 sync.set_meta(db, "embedding", self.embedding)
                 sync.set_meta(db, "store", self.store)
@@ -303,7 +305,15 @@ class KBLifecycle:
             self._bm25.clear()
 
     def close(self) -> None:
+        """Close both stores (Chroma keeps its files open until its client is closed); the next use
+        opens them again."""
         with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            client, self._client, self._col = self._client, None, None
+            if client is not None:
+                try:
+                    client.close()
+                except Exception as exc:  # noqa: BLE001 - closing what is gone (a server) is not an error
+                    log.debug("closing the Chroma client: %s", exc)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .roff import Page, args, conditional, lines_of, page_title, plain, sentence_case, table
+from .roff import Page, args, branch, lines_of, page_title, plain, sentence_case, table
 
 _FONT_MACROS = {"B", "I", "SM", "SB", "CW", "CR"}
 _ALTERNATING = {"BR", "BI", "IB", "IR", "RB", "RI", "CWI", "ICW"}
@@ -130,22 +130,7 @@ def _read_man_macros(lines: list[str], fallback_title: str) -> tuple[str, str]:
             continue
         name, rest = m.group(1), m.group(2)
         if name in ("if", "ie", "el"):
-            if name == "el":
-                taken, body = not skip_else, rest
-            else:
-                taken, body = conditional(name, rest)
-                skip_else = taken if name == "ie" else skip_else
-            block = body.startswith("\\{")
-            body = body[2:].lstrip() if block else body
-            if not taken:
-                if block and "\\}" not in body:
-                    while i < len(lines) and "\\}" not in lines[i]:
-                        i += 1
-                    i += 1
-                continue
-            body = body.replace("\\}", "")
-            if body.strip():
-                lines.insert(i, body if body[:1] in ".'" or not block else body)
+            i, skip_else = branch(name, rest, lines, i, skip_else)
             continue
         words = args(rest)
         if name == "TH":

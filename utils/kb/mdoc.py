@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .roff import Page, args, conditional, page_title, plain, sentence_case, table
+from .roff import Page, args, branch, page_title, plain, sentence_case, table
 
 # Macros that may be called on a line after another; the rest begin a line only.
 _CALLABLE = set(
@@ -231,14 +231,7 @@ def read_mdoc(lines: list[str], fallback_title: str) -> tuple[str, str]:
             continue
         mac, rest = m.group(1), m.group(2)
         if mac in ("if", "ie", "el"):
-            if mac == "el":
-                taken, body = not skip_else, rest
-            else:
-                taken, body = conditional(mac, rest)
-                skip_else = taken if mac == "ie" else skip_else
-            body = body.replace("\\{", "").replace("\\}", "").strip()
-            if taken and body:
-                lines.insert(i, body)
+            i, skip_else = branch(mac, rest, lines, i, skip_else)
             continue
         toks = args(rest.replace("\t", " Ta ")) if lists and lists[-1] == "column" else args(rest)
         if mac == "Dt":

@@ -255,6 +255,30 @@ def conditional(name: str, rest: str) -> tuple[bool, str]:
     return taken, rest[len(cond) :].lstrip()
 
 
+def branch(request: str, rest: str, lines: list[str], i: int, skip_else: bool) -> tuple[int, bool]:
+    """One ``.if`` / ``.ie`` / ``.el`` request (`rest`: what follows its name; `lines[i]`: the line
+    after it), as a terminal reads it: a taken branch's text is put back as the next line to read,
+    an untaken one is passed over with the block it opens (``\\{`` ... ``\\}`` over several lines).
+    Returns the index to read on from and `skip_else` (an ``.ie`` that was taken skips its ``.el``)."""
+    if request == "el":
+        taken, body = not skip_else, rest
+    else:
+        taken, body = conditional(request, rest)
+        skip_else = taken if request == "ie" else skip_else
+    block = body.startswith("\\{")
+    body = body[2:].lstrip() if block else body
+    if not taken:
+        if block and "\\}" not in body:
+            while i < len(lines) and "\\}" not in lines[i]:
+                i += 1
+            i += 1
+        return i, skip_else
+    body = body.replace("\\}", "")
+    if body.strip():
+        lines.insert(i, body)
+    return i, skip_else
+
+
 class Page:
     """The structured text a man page reads as (see the module's docstring)."""
 

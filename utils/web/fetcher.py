@@ -131,6 +131,7 @@ class Fetcher:
         self._sleep = sleep
         self._clock = clock
         self._local = threading.local()
+        self._sessions: list = []  # every thread's session, so that close() reaches them all
         self._slots = threading.BoundedSemaphore(self.concurrency)
         self._pace_lock = threading.Lock()
         self._next_slot: dict[str, float] = {}
@@ -228,7 +229,15 @@ class Fetcher:
                 }
             )
             self._local.session = s
+            self._sessions.append(s)  # list.append is atomic: no lock needed
         return s
+
+    def close(self) -> None:
+        """Close every thread's HTTP session (their pooled connections); a later fetch opens a new one."""
+        sessions, self._sessions = self._sessions, []
+        self._local = threading.local()
+        for s in sessions:
+            s.close()
 
     def _open(self, url: str, *, check_robots: bool, retries: int, pace: bool):
         """Follow redirects by hand, vetting every hop. Returns (final_url, streaming response)."""
