@@ -57,7 +57,7 @@ def asks_for(question: str) -> str | None:
     if words & _DEFAULT_WORDS or default_clause(toks):
         return "default"
     for kind, names in VALUE_WORDS[1:]:
-        hits = [i for i, t in enumerate(toks) if t in names]
+        hits = [i for i, t in enumerate(toks) if t in names or t.removesuffix("s") in names]  # "which tools"
         if hits and (kind != "code" or any(_after_which(toks, i) for i in hits)):
             return kind
     opening = question_kind(question)
