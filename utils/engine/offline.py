@@ -21,7 +21,6 @@ from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason
 from ..text import bare_title, content_terms, fold, normalize_query, stem, term_set
 from ..urls import link_title, normalize_url, path_words
 from .leads import anchors, question_names, salient_entities
-from .lexicon import REFERS_BACK
 from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
@@ -33,6 +32,8 @@ from .passages import (
     plain_heading,
     question_parts,
     question_weights,
+    refers_back,
+    with_subject,
 )
 from .protocol import Answer, BaseEngine, EngineContext, EngineResult
 from .reader import Candidate, default_reader
@@ -423,7 +424,7 @@ class _Reading:
             if p.code and self.wants != "code":
                 continue
             quote, value = self.quote(p)
-            shown = _with_subject(quote, p, it.title)
+            shown = with_subject(quote, p, it.title)
             if not is_quotable(quote) or fold(quote) in known or fold(shown) in known:
                 continue
             # what a line ending with a colon introduces is quoted with it, but the line is scored on
@@ -490,31 +491,14 @@ class _Reading:
                 or coverage(term_set(p.before) | p.own, self.weights) - coverage(p.own, self.weights) >= T.JOIN_GAIN
             ):
                 return f"{p.before} {sent}", True
-            if headed and not p.before and (len(sent) < T.MIN_CHARS or _refers_back(sent)):
+            if headed and not p.before and (len(sent) < T.MIN_CHARS or refers_back(sent)):
                 return under(), True
             return sent, True
         if headed and holds(self.wants, plain_heading(p.heading), self.query):
             return under(), True
-        if headed and not p.before and _refers_back(sent):
+        if headed and not p.before and refers_back(sent):
             return under(), False  # "SPOOL_CHIME: This variable overrides the alert sound."
         return sent, False
-
-
-def _with_subject(quote: str, p, title: str) -> str:
-    """A quote that names its subject: the first sentence under a heading that shares no word with it
-    ("The default value is 40." under the entry "queue.depth") is quoted under that heading; it is
-    scored on its own words, as before (the heading frames it)."""
-    head = plain_heading(p.heading) if p.heading and not p.title_line and not p.before else ""
-    if not head or p.code or fold(head) == fold(title) or fold(quote).startswith(fold(head)):
-        return quote
-    return quote if term_set(head) & p.own else f"{head}: {quote}"
-
-
-def _refers_back(sentence: str) -> bool:
-    """A sentence that opens what a heading names and refers back to it ("It ...", "This ..."): the
-    heading is its subject."""
-    first = sentence.split(maxsplit=1)[:1]
-    return bool(first) and first[0][:1].isupper() and fold(first[0]) in REFERS_BACK
 
 
 def _fact(

@@ -33,7 +33,7 @@ from ..text import (
     tokenize,
     without_marker,
 )
-from .lexicon import NOT_NAMES
+from .lexicon import NOT_NAMES, REFERS_BACK
 from .notes import Weighed
 from .tuning import OFFLINE as T
 from .values import CAPITALISED, asks_for, clause_words, holds, limit_word
@@ -182,6 +182,23 @@ def plain_heading(line: str) -> str:
     marks that make it one ("## make_widget(size)") or its section number ("4.3.7. Disk
     Needs": the number places the section, it is not a figure the section gives)."""
     return _ENUMERATION.sub("", _UNDERLINE.sub(" ", line).strip().lstrip("#").strip())
+
+
+def with_subject(quote: str, p: Passage, title: str) -> str:
+    """A quote that names its subject: the first sentence under a heading that shares no word with it
+    ("The default value is 40." under the entry "queue.depth") is quoted under that heading; it is
+    scored on its own words, as before (the heading frames it)."""
+    head = plain_heading(p.heading) if p.heading and not p.title_line and not p.before else ""
+    if not head or p.code or fold(head) == fold(title) or fold(quote).startswith(fold(head)):
+        return quote
+    return quote if term_set(head) & p.own else f"{head}: {quote}"
+
+
+def refers_back(sentence: str) -> bool:
+    """A sentence that opens what a heading names and refers back to it ("It ...", "This ..."): the
+    heading is its subject."""
+    first = sentence.split(maxsplit=1)[:1]
+    return bool(first) and first[0][:1].isupper() and fold(first[0]) in REFERS_BACK
 
 
 def is_quotable(sentence: str) -> bool:
