@@ -31,7 +31,7 @@ def test_an_entrys_sentence_is_quoted_under_the_term_it_describes():
         "## queue.age\n\nThe default value is 7 days."
     )
     item = ToolItem(url="/docs/settings.md", title="Spooler settings", text=text, form="kb", source=1, score=1.0)
-    kept = _kept("What is the default value of queue.depth?", item)
+    kept = _kept("Which value does queue.depth take by default?", item)
     assert "queue.depth: The default value is 40, enough for most print servers." in kept
 
 

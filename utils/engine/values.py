@@ -88,7 +88,7 @@ def default_clause(toks: list[str]) -> tuple[int, int] | None:
 
 
 def clause_words(question: str) -> set[str]:
-    """The words of a question's default clause from its opening word to the next comma ("unless I set
+    """The words of a question's default clause from its opening word to the next comma ("unless I pick
     one", "out of the box"): they say when, not what the question is about."""
     out: set[str] = set()
     for part in question.split(","):
