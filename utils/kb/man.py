@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .roff import Page, args, branch, lines_of, page_title, plain, sentence_case, table
+from .roff import Page, args, branch, lines_of, page_title, plain, request, sentence_case, table
 
 _FONT_MACROS = {"B", "I", "SM", "SB", "CW", "CR"}
 _ALTERNATING = {"BR", "BI", "IB", "IR", "RB", "RI", "CWI", "ICW"}
@@ -125,10 +125,10 @@ def _read_man_macros(lines: list[str], fallback_title: str) -> tuple[str, str]:
             text(plain(line, strings) if line.strip() else "")
             page.glue = glue
             continue
-        m = re.match(r"^[.']\s*(\S+)\s?(.*)$", line)
-        if not m:
+        req = request(line)
+        if req is None:
             continue
-        name, rest = m.group(1), m.group(2)
+        name, rest = req
         if name in ("if", "ie", "el"):
             i, skip_else = branch(name, rest, lines, i, skip_else)
             continue

@@ -10,9 +10,7 @@ list's ``.It`` is a list item; a column list's ``.It`` a table row; a literal di
 
 from __future__ import annotations
 
-import re
-
-from .roff import Page, args, branch, page_title, plain, sentence_case, table
+from .roff import Page, args, branch, page_title, plain, request, sentence_case, table
 
 # Macros that may be called on a line after another; the rest begin a line only.
 _CALLABLE = set(
@@ -226,10 +224,10 @@ def read_mdoc(lines: list[str], fallback_title: str) -> tuple[str, str]:
             else:
                 page.text(plain(line, strings) if line.strip() else "")
             continue
-        m = re.match(r"^[.']\s*(\S+)\s?(.*)$", line)
-        if not m:
+        req = request(line)
+        if req is None:
             continue
-        mac, rest = m.group(1), m.group(2)
+        mac, rest = req
         if mac in ("if", "ie", "el"):
             i, skip_else = branch(mac, rest, lines, i, skip_else)
             continue
@@ -285,9 +283,9 @@ def read_mdoc(lines: list[str], fallback_title: str) -> tuple[str, str]:
                 while "Xo" in toks and "Xc" not in toks and i < len(lines):  # a tag continued on lines below
                     more = lines[i]
                     i += 1
-                    mm = re.match(r"^[.']\s*(\S+)\s?(.*)$", more)
-                    toks = args(more[1:]) if mm else [more]
-                    tag += " " + (inline(toks, "It", strings) if mm else plain(more, strings))
+                    macro_line = request(more) is not None
+                    toks = args(more[1:]) if macro_line else [more]
+                    tag += " " + (inline(toks, "It", strings) if macro_line else plain(more, strings))
                     tag = " ".join(tag.split())
                 page.entry(min(6, sec_level + len(lists)), tag)
         elif mac in ("Bd",):

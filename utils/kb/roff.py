@@ -201,6 +201,15 @@ def without_comment(line: str) -> str:
     return _COMMENT.sub(r"\1", line)
 
 
+_REQUEST = re.compile(r"^[.']\s*(\S+)\s?(.*)$")
+
+
+def request(line: str) -> tuple[str, str] | None:
+    """(name, what follows it) of a request or macro line (".SH NAME", "'br"), or None."""
+    m = _REQUEST.match(line)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def args(rest: str) -> list[str]:
     """A request's or macro's arguments, as roff splits them (a quoted argument is one, "" a quote)."""
     out = []
