@@ -209,6 +209,16 @@ def web():
         yield w
 
 
+# A made-up manual of a few notes that the newcomer and report tests research (ingest_notes).
+QUILLWORT_NOTES = {
+    "press.md": "# Quillwort press\n\nThe Quillwort press squeezes fibre mats between two heated drums.\n\n"
+    "## Settings\n\nThe default drum gap of the Quillwort press is 4 millimetres.\n",
+    "drums.md": "# Quillwort drums\n\nThe Quillwort press drums are cast in bronze and heated by steam.\n",
+    "pump.md": "# Quillwort pump\n\nThe brine pump of the Quillwort press runs at level 7 by default.\n",
+    "history.md": "# Quillwort history\n\nThe first Quillwort press was built in a harbour workshop.\n",
+}
+
+
 def ingest_notes(tmp_path: Path, cli, notes: dict[str, str]) -> None:
     """Write `notes` (file name -> text) into tmp_path/notes and ingest the folder through the CLI."""
     folder = tmp_path / "notes"

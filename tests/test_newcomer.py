@@ -8,16 +8,8 @@ import json
 import re
 
 import pytest
+from conftest import QUILLWORT_NOTES as NOTES
 from conftest import ROOT, ingest_notes
-
-NOTES = {
-    "press.md": "# Quillwort press\n\nThe Quillwort press squeezes fibre mats between two heated drums.\n\n"
-    "## Settings\n\nThe default drum gap of the Quillwort press is 4 millimetres.\n",
-    "drums.md": "# Quillwort drums\n\nThe Quillwort press drums are cast in bronze and heated by steam.\n",
-    "pump.md": "# Quillwort pump\n\nThe brine pump of the Quillwort press runs at level 7 by default.\n",
-    "history.md": "# Quillwort history\n\nThe first Quillwort press was built in a harbour workshop.\n",
-}
-
 
 # -- 6. Global settings are accepted by every command
 
