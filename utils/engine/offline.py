@@ -424,8 +424,10 @@ class _Reading:
             if p.code and self.wants != "code":
                 continue
             quote, value = self.quote(p)
+            if not is_quotable(quote) or fold(quote) in known:
+                continue
             shown = with_subject(quote, p, it.title)
-            if not is_quotable(quote) or fold(quote) in known or fold(shown) in known:
+            if shown != quote and fold(shown) in known:
                 continue
             # what a line ending with a colon introduces is quoted with it, but the line is scored on
             # its own words: the words of a whole list would outscore the sentence that answers

@@ -15,10 +15,9 @@ the same text names ("Glass Harbour" inside "Beyond the Glass Harbour") is not a
 from __future__ import annotations
 
 from ..research.loopdata import Source
-from ..text import bare_title, fold, has_qualifier, term_set, tokenize
-from .lexicon import REFERS_BACK
+from ..text import bare_title, has_qualifier, term_set, tokenize
 from .notes import Weighed
-from .passages import coverage, without_heading
+from .passages import coverage, refers_back, without_heading
 from .tuning import OFFLINE as T
 from .values import asks_for, holds
 
@@ -66,8 +65,7 @@ def about_subject(sentence: str, opening: bool) -> bool:
     """Whether a sentence of a document is about what the document's title names: its opening
     sentence is ("Ivo Karl Brandt ... was a Norlish clockmaker" under "Ivo Brandt"), and so is one
     that opens with a pronoun ("He was working as a ferry pilot ...")."""
-    first = sentence.split(maxsplit=1)[:1]
-    return opening or (bool(first) and first[0][:1].isupper() and fold(first[0]) in REFERS_BACK)
+    return opening or refers_back(sentence)
 
 
 def choose(
