@@ -54,7 +54,7 @@ def asks_for(question: str) -> str | None:
     measure or a limit, a date, or how to do a thing oneself."""
     toks = tokenize(question)
     words = set(toks)
-    if words & _DEFAULT_WORDS or default_clause(toks):
+    if words & _DEFAULT_WORDS or default_clause(toks) is not None:
         return "default"
     for kind, names in VALUE_WORDS[1:]:
         hits = [i for i, t in enumerate(toks) if t in names or t.removesuffix("s") in names]  # "which tools"
@@ -76,14 +76,13 @@ def _after_which(toks: list[str], i: int) -> bool:
     )
 
 
-def default_clause(toks: list[str]) -> tuple[int, int] | None:
-    """Where a default clause (lexicon.DEFAULT_CLAUSES) is among a question's tokens: (start, end)."""
+def default_clause(toks: list[str]) -> int | None:
+    """Where a default clause (lexicon.DEFAULT_CLAUSES) starts among a question's tokens, or None."""
     text = " " + " ".join(toks) + " "
     for clause in DEFAULT_CLAUSES:
         at = text.find(f" {clause} ")
         if at != -1:
-            start = text[:at].count(" ")
-            return start, len(toks)
+            return text[:at].count(" ")
     return None
 
 
@@ -93,9 +92,9 @@ def clause_words(question: str) -> set[str]:
     out: set[str] = set()
     for part in question.split(","):
         toks = tokenize(part)
-        where = default_clause(toks)
-        if where:
-            out |= set(toks[where[0] : where[1]])
+        start = default_clause(toks)
+        if start is not None:
+            out |= set(toks[start:])
     return out
 
 
