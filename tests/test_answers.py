@@ -616,3 +616,13 @@ def test_a_line_that_introduces_a_table_is_not_quoted_with_the_table_markup(cli,
     data = ask(cli, tmp_path, docs, "What are the spooler's queue limits?")
     assert "The spooler's queue limits are the following:" in data["answer"]
     assert "|" not in data["answer"]
+
+
+def test_a_how_question_about_a_measure_it_was_never_told_of_is_answered_with_the_figure(cli, tmp_path):
+    # "how wide" asks for a measure as "how long" does: the sentence with the figure answers it
+    doc = (
+        "# Panel layout\n\nPanels sit side by side in the main window. A panel can be wide or narrow: drag "
+        "the edge of a panel to change it. Its width stops at 640 pixels.\n"
+    )
+    data = ask(cli, tmp_path, {"panels.md": doc}, "How wide can a panel be?")
+    assert "640 pixels" in opening(data)

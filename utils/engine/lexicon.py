@@ -12,9 +12,10 @@ from __future__ import annotations
 
 # The kinds of question, by their opening words (after any "and"/"so"/"but"); the first that matches wins.
 # Each kind is one feature the trained reader crosses with what a passage holds (a figure, a name, code, a date).
+# "how" followed by a word that is not a function word ("how long", "how often") asks for a measure
+# (values.question_kind: "how_measure"); "how do I", "how to" ask how.
 QUESTION_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("how_many", ("how many", "how much")),
-    ("how_measure", ("how long", "how large", "how big", "how old", "how far", "how often", "how fast")),
     ("how", ("how",)),
     ("who", ("who", "whom", "whose")),
     ("when", ("when",)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import fold, tokenize
+from ..text import STOPWORDS, fold, tokenize
 from .lexicon import (
     AUXILIARIES,
     DEFAULT_CLAUSES,
@@ -36,13 +36,16 @@ _DEFAULT_WORDS = dict(VALUE_WORDS)["default"]
 
 
 def question_kind(question: str) -> str:
-    """What kind of question this is, by its opening words (lexicon.QUESTION_KINDS), or "other"."""
+    """What kind of question this is, by its opening words (lexicon.QUESTION_KINDS), or "other"; "how"
+    and a word that is not a function word ("how long", "how fast") asks for a measure."""
     toks = tokenize(question)
     for i in range(min(4, len(toks))):
         for kind, openers in QUESTION_KINDS:
             for op in openers:
                 words = op.split()
                 if toks[i : i + len(words)] == words and (kind != "yesno" or i == 0):
+                    if kind == "how" and toks[i + 1 : i + 2] and toks[i + 1] not in STOPWORDS | PERSONS:
+                        return "how_measure"  # "how long", "how often": a measure, not a manner
                     return kind
     return "other"
 
