@@ -209,3 +209,20 @@ def test_roff_conditionals_read_as_a_terminal_shows_them(tmp_path, head):
     text = readers.read_document(page)[1]
     assert "Shown on a terminal." in text
     assert "Typeset only" not in text and "Never shown" not in text
+
+
+def test_a_plain_text_option_is_quoted_with_its_term_however_far_into_its_description(cli, tmp_path):
+    # a plain-text manual writes each option at the margin and what it does indented under it
+    manual = (
+        "TARPD OPTIONS\n=============\n\nGeneral\n-------\n\n"
+        "--linger=<seconds>\n"
+        "    Keep a finished client's slot for this long. Giving this option also turns on\n"
+        "    the slow-close mode for every listener.\n\n"
+        "--quiet\n"
+        "    Write nothing to the terminal except errors.\n"
+    )
+    docs = write_files(tmp_path / "docs", {"tarpd-options.txt": manual})
+    data = tmp_path / "data"
+    assert cli("kb", "ingest", str(docs), data_dir=data).returncode == 0
+    got = answer(cli, "Which option turns on the slow-close mode?", data)
+    assert got["answer"].startswith("--linger=<seconds>"), got["answer"]

@@ -9,7 +9,8 @@ before the first section (else the file's name); a line of tags alone
 (``*tag* *other-tag*``) heads the entry under it; tags and ``|links|`` read as their words; an
 example block (a line ending in `` >``, then indented lines, up to a line starting with ``<``)
 becomes fenced code; a column header's trailing `` ~`` is dropped; a line that starts at the margin
-with a term and a tab (``:earlier {N}m<TAB>Go to …``) starts a paragraph, so each entry is one.
+with a term and a tab (``:earlier {N}m<TAB>Go to …``) starts a paragraph, so each entry is one, and a
+short line at the margin over indented lines (``--depth=<n>`` over its description) is a term of its own.
 """
 
 from __future__ import annotations
@@ -97,6 +98,23 @@ _RELEASE = re.compile(
 _SUBHEAD = re.compile(r"^\*\*+\s+(\S.*)$")
 _ITEM = re.compile(r"^\s*[*+•-]\s+")
 _LABEL = re.compile(r"^\w[\w /-]{0,20}:\s")
+
+
+TERM_WORDS = 4  # a line at the margin of at most this many words, its meaning indented under it, is a term
+
+
+def _is_term(line: str, nxt: str) -> bool:
+    """A term of a definition list written as plain text: a short line at the margin, no sentence
+    (no final punctuation), over indented lines that say what it means ("--depth=<n>" over its
+    description)."""
+    words = line.split()
+    return (
+        0 < len(words) <= TERM_WORDS
+        and not line[:1].isspace()
+        and line.rstrip()[-1] not in ".,:;!?"
+        and nxt[:1].isspace()
+        and bool(nxt.strip())
+    )
 
 
 def read_releases(lines: list[str]) -> str:
@@ -195,6 +213,9 @@ def read_plain(text: str, fallback_title: str) -> tuple[str, str, bool]:
             code = []
         if _ENTRY.match(line):
             out.append("")  # an entry (a term, a tab, what it does) starts a paragraph of its own
+        elif _is_term(line, nxt):  # a term at the margin, what it means indented under it: an entry
+            out += ["", as_text(_words(line).strip()), ""]
+            continue
         out.append(as_text(_words(line)))
     if code is not None:
         out += ["", fenced(code)]
