@@ -35,6 +35,17 @@ def test_an_entrys_sentence_is_quoted_under_the_term_it_describes():
     assert "queue.depth: The default value is 40, enough for most print servers." in kept
 
 
+def test_a_later_sentence_of_an_entry_is_quoted_under_its_term_too():
+    # the entry's second sentence says what the option does, and says it of "this option"
+    text = (
+        "# Spooler options\n\n--retry-gap=<s>\n\nWait this long between two tries of a job. Giving this "
+        "option turns on the slow-close mode for every queue.\n\n--quiet\n\nPrint nothing but errors."
+    )
+    item = ToolItem(url="/docs/options.md", title="Spooler options", text=text, form="kb", source=1, score=1.0)
+    kept = _kept("Does a retry gap turn on the slow-close mode?", item)
+    assert "--retry-gap=<s>: Giving this option turns on the slow-close mode for every queue." in kept
+
+
 def test_a_sentence_that_names_its_subject_is_quoted_as_written():
     text = "# Spooler settings\n\n## queue.depth\n\nThe queue.depth setting holds at most 40 jobs by default."
     item = ToolItem(url="/docs/settings.md", title="Spooler settings", text=text, form="kb", source=1, score=1.0)

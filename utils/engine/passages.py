@@ -100,6 +100,7 @@ class Passage:
     title_line: bool = False  # a heading-like line itself, not a sentence under one
     item: str = ""  # the whole paragraph (a list item) it is a sentence of, if that has more than one
     then: str = ""  # what it introduces when it ends with a colon: the list items (or sentence) after it
+    opening: bool = False  # in the first paragraph under its heading-like line (an entry's description)
 
 
 _ITEM_MARK = re.compile(r"^(?:[|*•+]|-(?=\s|$))")  # a table row or a list item; "--all", "-F format" are terms
@@ -140,7 +141,20 @@ def passages(text: str, section: str = "") -> list[Passage]:
                 own = term_set(s)
                 ctx = (path_terms | block | term_set(before)) - own
                 then = introduced(paras[k + 1 :]) if not code and n == len(sents) - 1 and s.endswith(":") else ""
-                out.append(Passage(s, len(out), own, ctx, code, heading, "" if code else before, item=item, then=then))
+                out.append(
+                    Passage(
+                        s,
+                        len(out),
+                        own,
+                        ctx,
+                        code,
+                        heading,
+                        "" if code else before,
+                        item=item,
+                        then=then,
+                        opening=k == 0,
+                    )
+                )
                 before = "" if code else s
     return out
 
@@ -185,10 +199,11 @@ def plain_heading(line: str) -> str:
 
 
 def with_subject(quote: str, p: Passage, title: str) -> str:
-    """A quote that names its subject: the first sentence under a heading that shares no word with it
-    ("The default value is 40." under the entry "queue.depth") is quoted under that heading; it is
-    scored on its own words, as before (the heading frames it)."""
-    head = plain_heading(p.heading) if p.heading and not p.title_line and not p.before else ""
+    """A quote that names its subject: a sentence of the first paragraph under a heading that shares no
+    word with it ("The default value is 40." under the entry "queue.depth", or the sentence after the
+    one that opens the entry) is quoted under that heading; it is scored on its own words, as before
+    (the heading frames it)."""
+    head = plain_heading(p.heading) if p.heading and not p.title_line and (p.opening or not p.before) else ""
     if not head or p.code or fold(head) == fold(title) or fold(quote).startswith(fold(head)):
         return quote
     return quote if term_set(head) & p.own else f"{head}: {quote}"
