@@ -5,7 +5,9 @@ Reads ../shared/eval/docsqa-dev (questions.jsonl and its scorer, score.py). For 
 ingests the corpus's files into a fresh data folder (`main.py kb ingest`), runs the corpus's
 questions as one batch (`main.py --tools kb`, offline engine unless --engine says otherwise), and
 prints the scorer's table, then a reliability table (confidence band -> share of answers right)
-and the AUROC of confidence for right vs. not right, overall and per half (even / odd ids).
+and the AUROC of confidence for right vs. not right, overall and per half (even / odd ids). Each
+corpus's line gives its ingest and asking seconds and `s_per_question` (asking wall time per question,
+two questions at a time as `--jobs 2` runs them).
 
   .venv/bin/python bench/docs.py [--corpus NAME ...] [--split even|odd|all] [--keep DIR] [--reuse DIR]
       [--engine offline] [--details] [--renderings] [-- EXTRA MAIN.PY OPTIONS]
@@ -110,6 +112,7 @@ def run_corpus(
     t0 = time.perf_counter()
     res = _main_py(["--tools", "kb", "--jobs", "2", *extra], data, stdin=queries)
     info["ask_s"] = round(time.perf_counter() - t0, 1)
+    info["s_per_question"] = round(info["ask_s"] / max(1, len(questions)), 2)  # wall time, two at a time
     answers = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     if not answers:
         info["ask_error"] = res.stderr.strip()[-300:]
