@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason, ToolItem
-from ..text import bare_title, content_terms, fold, normalize_query, stem, term_set
+from ..text import bare_title, fold, normalize_query, stem, term_set
 from ..urls import link_title, normalize_url, path_words
-from .leads import anchors, question_names, salient_entities
+from .leads import anchors, bridges, lacking, on_subject, question_names, salient_entities, titled
 from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
@@ -108,7 +108,8 @@ class OfflineEngine(BaseEngine):
         excluded = set(ctx.excluded_sources)
         facts = [f for f in weighed(ctx.facts, ctx.notes) if f.source not in excluded]
         weights = question_weights(query)
-        entities = salient_entities(facts, qterms, named=anchors(query, list(ctx.sources), weights))
+        named = anchors(query, list(ctx.sources), weights)
+        entities = bridges(query, facts, weights, named)  # names that lead on from the question's subject
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
         if CRAWL in actions:
@@ -127,16 +128,26 @@ class OfflineEngine(BaseEngine):
                 urls = [u for *_, u in sorted(scored)[: T.MAX_CRAWL_PER_STEP]]
                 return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
 
-        covered = set()
-        for f in facts:
-            covered |= term_set(f.text)
-        residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
-        for ent in entities:
-            q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
+        # What the question still lacks: its words that nothing read about its subject (or about a lead
+        # from it) holds, rarest first. Each follow-up search holds them, after a lead (a name the facts
+        # about the subject give for what the question describes), then after the subject itself.
+        rarity = question_weights(round_q, fb, kb_idf(ctx.notes, ctx.history, ctx.term_idf)[0])
+        about = on_subject(query, facts, named | titled(list(ctx.sources), entities), entities)
+        missing = lacking(round_q, rarity, about, facts)[:3]
+        subject = " ".join(question_names(query))
+        for ent in entities if missing else []:
+            q2 = " ".join([ent] + [t for t in missing if stem(t) not in term_set(ent)])
             for a, q in ((SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)):
                 if fresh(a, q):
-                    return pick(a, q, f"Follow the lead '{ent}' found in the sources.")
+                    return pick(a, q, f"Follow the lead '{ent}' found in the sources for {', '.join(missing)}.")
+        if missing and subject:
+            q2 = " ".join([subject, *missing])
+            for a in (SEARCH_KB, *web):
+                if fresh(a, q2):
+                    return pick(a, q2, f"Search for what the sources do not say yet: {', '.join(missing)}.")
         why = "Nothing new left to try with the tools offered."
+        if not missing:
+            why = "What was read holds every word of the question: nothing is left to search for."
         return EngineResult(Choice(HITL, "", why, stop_reason=StopReason.EXHAUSTED), self.name)
 
     # ------------------------------------------------------------ analyzer
