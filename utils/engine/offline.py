@@ -1,8 +1,9 @@
 """The offline engine: deterministic, extractive, no key and no network.
 
 Decision: a rule-based policy — knowledge base first, then a web search, then read the most
-promising unvisited pages, then reformulate the query with salient names learned from the facts
-(enough to follow a two-hop question), and finally hand over to the human.
+promising unvisited pages, then search for what the question still lacks (its words that nothing read
+about its subject holds), after a name the facts give that leads on (enough to follow a two-hop
+question) and then after its subject, and finally hand over to the human.
 Analyzer: ranks sentences of the tool output against the question and the step's own query,
 keeps the best with their sources; confidence from coverage of the question's terms and
 agreement across sources. Report: the best-supported sentences with numbered citations.
