@@ -141,16 +141,23 @@ def salient_entities(
     return out
 
 
-def on_subject(query: str, facts: Sequence[Weighed], named: Set[int], leads: Sequence[str] = ()) -> list[Weighed]:
-    """The facts about what the question asks about: those of the sources it names (`named`: anchors())
-    and those that write one of its names or of the `leads` followed from them; every fact when the
-    question names nothing. A page about something else that shares the question's words ("the
-    studio whose painter was born in ...") is not about its subject."""
-    names = question_names(query)
+def subject(query: str) -> list[str]:
+    """What the question names, as a search writes it: its names without a possessive ending."""
+    return [_without_possessive(n) for n in question_names(query)]
+
+
+def on_subject(query: str, facts: Sequence[Weighed], named: Set[int]) -> list[Weighed]:
+    """The facts about what the question asks about: those of the sources it names (`named`: anchors(),
+    and the pages of the leads followed), of the sources that write one of its names (the page of
+    the album asked about says "It was recorded at ..." without the singer's name), and those a
+    follow-up search found; every fact when the question names nothing. A page about something else
+    that shares the question's words ("the studio whose painter was born in ...") is not about it."""
+    names = subject(query)
     if not names and not named:
         return list(facts)
-    said = [phrase(n) for n in [*names, *leads]]
-    return [f for f in facts if f.source in named or any(n in phrase(f.text) for n in said)]
+    said = [phrase(n) for n in names]
+    about = set(named) | {f.source for f in facts if any(n in phrase(f.text) for n in said)}
+    return [f for f in facts if f.source in about or f.follow_up]
 
 
 def lacking(query: str, weights: dict[str, float], about: Sequence[Weighed], read: Sequence[Weighed]) -> list[str]:
@@ -173,11 +180,11 @@ def titled(sources: Sequence[Source], names: Sequence[str]) -> set[int]:
 
 
 def bridges(query: str, facts: Sequence[Weighed], weights: dict[str, float], named: Set[int]) -> list[str]:
-    """The names that lead on from the question's subject: names the question does not write, in the
-    best facts about its subject (on_subject()) that also hold a word the question asks with beyond
-    its names — "painted by Mara Quist" on the page of the mural asked about for "the painter of ..."
-    — not a name in a fact about something else, nor in one that only names the subject again."""
+    """The names that lead on from what was read: names the question does not write, in the best
+    facts that hold a word the question asks with beyond its names ("painted by Mara Quist" for "the
+    painter of ...", "the former intern Ada Brill" for "a former intern") — not a name in a fact
+    that only names the question's subject again ("Tallowby was written at Ferngate Studio")."""
     own = set().union(*(term_set(n) for n in question_names(query)))
     asked = set(weights) - own
-    said = [f for f in on_subject(query, facts, named) if any(_kin(t, asked) for t in term_set(f.text))]
+    said = [f for f in facts if any(_kin(t, asked) for t in term_set(f.text))]
     return salient_entities(said, set(weights), named=named)

@@ -21,7 +21,7 @@ from ..research.feedback import feedback_terms
 from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason, ToolItem
 from ..text import bare_title, fold, normalize_query, stem, term_set
 from ..urls import link_title, normalize_url, path_words
-from .leads import anchors, bridges, lacking, on_subject, question_names, salient_entities, titled
+from .leads import anchors, bridges, lacking, on_subject, question_names, salient_entities, subject, titled
 from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
@@ -133,16 +133,16 @@ class OfflineEngine(BaseEngine):
         # from it) holds, rarest first. Each follow-up search holds them, after a lead (a name the facts
         # about the subject give for what the question describes), then after the subject itself.
         rarity = question_weights(round_q, fb, kb_idf(ctx.notes, ctx.history, ctx.term_idf)[0])
-        about = on_subject(query, facts, named | titled(list(ctx.sources), entities), entities)
+        about = on_subject(query, facts, named | titled(list(ctx.sources), entities))
         missing = lacking(round_q, rarity, about, facts)[:3]
-        subject = " ".join(question_names(query))
+        named_subject = " ".join(subject(query))
         for ent in entities if missing else []:
             q2 = " ".join([ent] + [t for t in missing if stem(t) not in term_set(ent)])
             for a, q in ((SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)):
                 if fresh(a, q):
                     return pick(a, q, f"Follow the lead '{ent}' found in the sources for {', '.join(missing)}.")
-        if missing and subject:
-            q2 = " ".join([subject, *missing])
+        if missing and named_subject:
+            q2 = " ".join([named_subject, *missing])
             for a in (SEARCH_KB, *web):
                 if fresh(a, q2):
                     return pick(a, q2, f"Search for what the sources do not say yet: {', '.join(missing)}.")
