@@ -149,7 +149,7 @@ def subject(query: str) -> list[str]:
 def on_subject(query: str, facts: Sequence[Weighed], named: Set[int]) -> list[Weighed]:
     """The facts about what the question asks about: those of the sources it names (`named`: anchors(),
     and the pages of the leads followed), of the sources that write one of its names (the page of
-    the album asked about says "It was recorded at ..." without the singer's name), and those a
+    the mill asked about goes on "It was rebuilt in ..." without the mill's name), and those a
     follow-up search found; every fact when the question names nothing. A page about something else
     that shares the question's words ("the studio whose painter was born in ...") is not about it."""
     names = subject(query)
@@ -182,7 +182,7 @@ def titled(sources: Sequence[Source], names: Sequence[str]) -> set[int]:
 def bridges(query: str, facts: Sequence[Weighed], weights: dict[str, float], named: Set[int]) -> list[str]:
     """The names that lead on from what was read: names the question does not write, in the best
     facts that hold a word the question asks with beyond its names ("painted by Mara Quist" for "the
-    painter of ...", "the former intern Ada Brill" for "a former intern") — not a name in a fact
+    painter of ...", "the glassblower Ada Brill" for "a glassblower") — not a name in a fact
     that only names the question's subject again ("Tallowby was written at Ferngate Studio")."""
     own = set().union(*(term_set(n) for n in question_names(query)))
     asked = set(weights) - own
