@@ -129,9 +129,8 @@ class OfflineEngine(BaseEngine):
                 urls = [u for *_, u in sorted(scored)[: T.MAX_CRAWL_PER_STEP]]
                 return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
 
-        # What the question still lacks: its words that nothing read about its subject (or about a lead
-        # from it) holds, rarest first. Each follow-up search holds them, after a lead (a name the facts
-        # about the subject give for what the question describes), then after the subject itself.
+        # What the question still lacks (its words nothing read about its subject holds, rarest first):
+        # each follow-up search holds it, after a lead (leads.bridges), then after the subject itself.
         rarity = question_weights(round_q, fb, kb_idf(ctx.notes, ctx.history, ctx.term_idf)[0])
         about = on_subject(query, facts, named | titled(list(ctx.sources), entities))
         missing = lacking(round_q, rarity, about, facts)[:3]
