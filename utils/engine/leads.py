@@ -188,3 +188,25 @@ def bridges(query: str, facts: Sequence[Weighed], weights: dict[str, float], nam
     asked = set(weights) - own
     said = [f for f in facts if any(_kin(t, asked) for t in term_set(f.text))]
     return salient_entities(said, set(weights), named=named)
+
+
+def follow_ups(
+    query: str,
+    asked: str,
+    facts: Sequence[Weighed],
+    sources: Sequence[Source],
+    named: Set[int],
+    leads: list[str],
+    rarity: dict[str, float],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """What the question (`asked`: with the feedback's words) still lacks — up to three of its words
+    that nothing read about its subject holds (on_subject(), lacking()) — and the searches for it,
+    in order: (lead, lead and the words) for each lead (bridges()), then ("", subject and the words).
+    Nothing lacking, nothing to search for."""
+    about = on_subject(query, facts, named | titled(sources, leads))
+    missing = lacking(asked, rarity, about, facts)[:3]
+    if not missing:
+        return [], []
+    searches = [(ent, " ".join([ent] + [t for t in missing if stem(t) not in term_set(ent)])) for ent in leads]
+    said = " ".join(subject(query))
+    return missing, searches + ([("", " ".join([said, *missing]))] if said else [])

@@ -21,7 +21,7 @@ from ..research.feedback import feedback_terms
 from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason, ToolItem
 from ..text import bare_title, fold, normalize_query, stem, term_set
 from ..urls import link_title, normalize_url, path_words
-from .leads import anchors, bridges, lacking, on_subject, question_names, salient_entities, subject, titled
+from .leads import anchors, bridges, follow_ups, question_names, salient_entities
 from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
@@ -132,19 +132,16 @@ class OfflineEngine(BaseEngine):
         # What the question still lacks (its words nothing read about its subject holds, rarest first):
         # each follow-up search holds it, after a lead (leads.bridges), then after the subject itself.
         rarity = question_weights(round_q, fb, kb_idf(ctx.notes, ctx.history, ctx.term_idf)[0])
-        about = on_subject(query, facts, named | titled(list(ctx.sources), entities))
-        missing = lacking(round_q, rarity, about, facts)[:3]
-        named_subject = " ".join(subject(query))
-        for ent in entities if missing else []:
-            q2 = " ".join([ent] + [t for t in missing if stem(t) not in term_set(ent)])
-            for a, q in ((SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)):
+        missing, searches = follow_ups(query, round_q, facts, list(ctx.sources), named, entities, rarity)
+        for ent, q2 in searches:
+            why = f"Follow the lead '{ent}' found in the sources for {', '.join(missing)}."
+            tries = [(SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)]
+            if not ent:  # the subject and what it lacks
+                why = f"Search for what the sources do not say yet: {', '.join(missing)}."
+                tries = [(SEARCH_KB, q2), *((w, q2) for w in web)]
+            for a, q in tries:
                 if fresh(a, q):
-                    return pick(a, q, f"Follow the lead '{ent}' found in the sources for {', '.join(missing)}.")
-        if missing and named_subject:
-            q2 = " ".join([named_subject, *missing])
-            for a in (SEARCH_KB, *web):
-                if fresh(a, q2):
-                    return pick(a, q2, f"Search for what the sources do not say yet: {', '.join(missing)}.")
+                    return pick(a, q, why)
         why = "Nothing new left to try with the tools offered."
         if not missing:
             why = "What was read holds every word of the question: nothing is left to search for."
