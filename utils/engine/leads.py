@@ -1,18 +1,17 @@
-"""What to look for next: the names a question asks about, the words of the question that what was
-read about its subject does not hold yet, and the names in what was read that may lead to its
-answer (the bridge of a two-hop question) — the decision's follow-up searches and the pages it
+"""Names to follow: the names a question asks about, and the names in what was read that may lead to
+its answer (the bridge of a two-hop question) — the decision's follow-up searches and the pages it
 reads next (offline.py)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Set
 
 from ..research.loopdata import Form, Source
 from ..text import STOPWORDS, content_terms, fold, stem, term_set
 from .lexicon import NOT_NAMES
 from .notes import Weighed
-from .select import named_in, phrase, title_phrase
+from .select import named_in, title_phrase
 from .tuning import OFFLINE as T
 
 _ENTITY = re.compile(
@@ -139,74 +138,3 @@ def salient_entities(
         if len(out) == limit:
             break
     return out
-
-
-def subject(query: str) -> list[str]:
-    """What the question names, as a search writes it: its names without a possessive ending."""
-    return [_without_possessive(n) for n in question_names(query)]
-
-
-def on_subject(query: str, facts: Sequence[Weighed], named: Set[int]) -> list[Weighed]:
-    """The facts about what the question asks about: those of the sources it names (`named`: anchors(),
-    and the pages of the leads followed), of the sources that write one of its names (the page of
-    the mill asked about goes on "It was rebuilt in ..." without the mill's name), and those a
-    follow-up search found; every fact when the question names nothing. A page about something else
-    that shares the question's words ("the studio whose painter was born in ...") is not about it."""
-    names = subject(query)
-    if not names and not named:
-        return list(facts)
-    said = [phrase(n) for n in names]
-    about = set(named) | {f.source for f in facts if any(n in phrase(f.text) for n in said)}
-    return [f for f in facts if f.source in about or f.follow_up]
-
-
-def lacking(query: str, weights: dict[str, float], about: Sequence[Weighed], read: Sequence[Weighed]) -> list[str]:
-    """The question's own words that no fact about its subject (`about`: on_subject()) holds yet, the
-    rarest in what was `read` first (none of it holds "born": that is what to search for), then
-    the heaviest (a name, a word rare in the knowledge base: question_weights)."""
-    held = set().union(*(term_set(f.text) for f in about)) if about else set()
-    seen: dict[str, int] = {}
-    for f in read:
-        for t in term_set(f.text):
-            seen[t] = seen.get(t, 0) + 1
-    words = dict.fromkeys(w for w in content_terms(query) if stem(w) in weights and stem(w) not in held)
-    return sorted(words, key=lambda w: (seen.get(stem(w), 0), -weights[stem(w)]))
-
-
-def titled(sources: Sequence[Source], names: Sequence[str]) -> set[int]:
-    """The sources whose title is one of `names` (the page of a lead, once read)."""
-    said = {phrase(n) for n in names}
-    return {s.n for s in sources if s.title and title_phrase(s.title) in said}
-
-
-def bridges(query: str, facts: Sequence[Weighed], weights: dict[str, float], named: Set[int]) -> list[str]:
-    """The names that lead on from what was read: names the question does not write, in the best
-    facts that hold a word the question asks with beyond its names ("painted by Mara Quist" for "the
-    painter of ...", "the glassblower Ada Brill" for "a glassblower") — not a name in a fact
-    that only names the question's subject again ("Tallowby was written at Ferngate Studio")."""
-    own = set().union(*(term_set(n) for n in question_names(query)))
-    asked = set(weights) - own
-    said = [f for f in facts if any(_kin(t, asked) for t in term_set(f.text))]
-    return salient_entities(said, set(weights), named=named)
-
-
-def follow_ups(
-    query: str,
-    asked: str,
-    facts: Sequence[Weighed],
-    sources: Sequence[Source],
-    named: Set[int],
-    leads: list[str],
-    rarity: dict[str, float],
-) -> tuple[list[str], list[tuple[str, str]]]:
-    """What the question (`asked`: with the feedback's words) still lacks — up to three of its words
-    that nothing read about its subject holds (on_subject(), lacking()) — and the searches for it,
-    in order: (lead, lead and the words) for each lead (bridges()), then ("", subject and the words).
-    Nothing lacking, nothing to search for."""
-    about = on_subject(query, facts, named | titled(sources, leads))
-    missing = lacking(asked, rarity, about, facts)[:3]
-    if not missing:
-        return [], []
-    searches = [(ent, " ".join([ent] + [t for t in missing if stem(t) not in term_set(ent)])) for ent in leads]
-    said = " ".join(subject(query))
-    return missing, searches + ([("", " ".join([said, *missing]))] if said else [])

@@ -1,9 +1,8 @@
 """The offline engine: deterministic, extractive, no key and no network.
 
 Decision: a rule-based policy — knowledge base first, then a web search, then read the most
-promising unvisited pages, then search for what the question still lacks (its words that nothing read
-about its subject holds), after a name the facts give that leads on (enough to follow a two-hop
-question) and then after its subject, and finally hand over to the human.
+promising unvisited pages, then reformulate the query with salient names learned from the facts
+(enough to follow a two-hop question), and finally hand over to the human.
 Analyzer: ranks sentences of the tool output against the question and the step's own query,
 keeps the best with their sources; confidence from coverage of the question's terms and
 agreement across sources. Report: the best-supported sentences with numbered citations.
@@ -19,9 +18,9 @@ from urllib.parse import urlsplit
 from ..registry import CRAWL, HITL, SEARCH_KB, SEARCH_WIKI, WEB_SEARCHES
 from ..research.feedback import feedback_terms
 from ..research.loopdata import Analysis, Choice, Fact, Form, Source, StopReason, ToolItem
-from ..text import bare_title, fold, normalize_query, stem, term_set
+from ..text import bare_title, content_terms, fold, normalize_query, stem, term_set
 from ..urls import link_title, normalize_url, path_words
-from .leads import anchors, bridges, follow_ups, question_names, salient_entities
+from .leads import anchors, question_names, salient_entities
 from .notes import Weighed, kb_idf, weighed, with_facts
 from .passages import (
     FEATURES,
@@ -109,8 +108,7 @@ class OfflineEngine(BaseEngine):
         excluded = set(ctx.excluded_sources)
         facts = [f for f in weighed(ctx.facts, ctx.notes) if f.source not in excluded]
         weights = question_weights(query)
-        named = anchors(query, list(ctx.sources), weights)
-        entities = bridges(query, facts, weights, named)  # names that lead on from the question's subject
+        entities = salient_entities(facts, qterms, named=anchors(query, list(ctx.sources), weights))
         ent_terms = set().union(*(term_set(e) for e in entities)) if entities else set()
 
         if CRAWL in actions:
@@ -129,22 +127,16 @@ class OfflineEngine(BaseEngine):
                 urls = [u for *_, u in sorted(scored)[: T.MAX_CRAWL_PER_STEP]]
                 return pick(CRAWL, " ".join(urls), f"Read the {len(urls)} most promising unvisited page(s).")
 
-        # What the question still lacks (its words nothing read about its subject holds, rarest first):
-        # each follow-up search holds it, after a lead (leads.bridges), then after the subject itself.
-        rarity = question_weights(round_q, fb, kb_idf(ctx.notes, ctx.history, ctx.term_idf)[0])
-        missing, searches = follow_ups(query, round_q, facts, list(ctx.sources), named, entities, rarity)
-        for ent, q2 in searches:
-            why = f"Follow the lead '{ent}' found in the sources for {', '.join(missing)}."
-            tries = [(SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)]
-            if not ent:  # the subject and what it lacks
-                why = f"Search for what the sources do not say yet: {', '.join(missing)}."
-                tries = [(SEARCH_KB, q2), *((w, q2) for w in web)]
-            for a, q in tries:
+        covered = set()
+        for f in facts:
+            covered |= term_set(f.text)
+        residual = [t for t in content_terms(round_q) if stem(t) not in covered][:3]
+        for ent in entities:
+            q2 = " ".join([ent] + [t for t in residual if stem(t) not in term_set(ent)])
+            for a, q in ((SEARCH_KB, q2), (SEARCH_WIKI, ent), *((w, q2) for w in web)):
                 if fresh(a, q):
-                    return pick(a, q, why)
+                    return pick(a, q, f"Follow the lead '{ent}' found in the sources.")
         why = "Nothing new left to try with the tools offered."
-        if not missing:
-            why = "What was read holds every word of the question: nothing is left to search for."
         return EngineResult(Choice(HITL, "", why, stop_reason=StopReason.EXHAUSTED), self.name)
 
     # ------------------------------------------------------------ analyzer
