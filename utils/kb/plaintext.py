@@ -10,7 +10,7 @@ before the first section (else the file's name); a line of tags alone
 example block (a line ending in `` >``, then indented lines, up to a line starting with ``<``)
 becomes fenced code; a column header's trailing `` ~`` is dropped; a line that starts at the margin
 with a term and a tab (``:earlier {N}m<TAB>Go to …``) starts a paragraph, so each entry is one, and a
-short line at the margin over indented lines (``--depth=<n>`` over its description) is a term of its own.
+short line at the margin over indented lines (``--linger=<s>`` over its description) is a term of its own.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ TERM_WORDS = 4  # a line at the margin of at most this many words, its meaning i
 
 def _is_term(line: str, nxt: str) -> bool:
     """A term of a definition list written as plain text: a short line at the margin, no sentence
-    (no final punctuation), over indented lines that say what it means ("--depth=<n>" over its
+    (no final punctuation), over indented lines that say what it means ("--linger=<s>" over its
     description)."""
     words = line.split()
     return (
