@@ -196,3 +196,55 @@ def test_bm25_in_memory_ranks_like_sqlite_when_many_rows_match_every_word(tmp_pa
         assert [r for r, _ in got[0]] == [r for r, _ in ref], q
         assert [s for _, s in got[0]] == pytest.approx([s for _, s in ref], rel=1e-9), q
     kb.close()
+
+
+def test_the_score_index_built_by_an_ingest_ranks_and_scores_exactly_as_before(tmp_path, monkeypatch):
+    import random
+
+    from sleuth.utils.kb import bm25
+    from sleuth.utils.kb.bm25 import fts5_top
+    from sleuth.utils.text import analyze
+
+    monkeypatch.setattr(bm25, "MEMORY_FIRST_ROWS", 50)  # a big KB's path, in a small one
+    rng = random.Random(11)
+    words = ["amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "jasper", "kelp"]
+    folder = tmp_path / "rocks"
+    folder.mkdir()
+    for i in range(240):
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(4, 50)))
+        (folder / f"r{i:03d}.md").write_text(f"# {rng.choice(words).title()} {i}\n\n{body}.\n")
+    kb = KnowledgeBase(tmp_path / "kb", embedding="none")
+    kb.ingest_paths([folder])
+    for i in range(0, 240, 7):  # replaced files leave removed rows behind in the postings
+        (folder / f"r{i:03d}.md").write_text(f"# Kelp {i}\n\nkelp and cedar, delta.\n")
+    kb.ingest_paths([folder])
+    queries = ["amber cedar", "basalt fjord garnet", "delta ember harbor indigo jasper", "kelp", "cedar zircon"]
+
+    def check() -> None:
+        for q in queries:
+            terms = list(dict.fromkeys(analyze(q)))
+            with kb._lock:
+                ref = fts5_top(kb._conn(), terms, 25)
+            hits = kb.search(q, k=25)
+            assert [h.id for h in hits] == _ids(kb, [r for r, _ in ref]), q  # the same chunks, in the same order
+            shown = kb.bm25_scores(q, hits)
+            assert [shown[h.id] for h in hits] == pytest.approx([s for _, s in ref], rel=1e-9), q
+
+    check()
+    assert kb._bm25.index.terms is not None and kb._bm25.memory.lengths is None  # ranked by the score index alone
+    with kb._lock:
+        for q in queries:
+            terms = list(dict.fromkeys(analyze(q)))
+            from_index = kb._bm25.index.top(terms, 25)
+            assert kb._bm25.memory.ensure(kb._conn(), bm25._generation(kb._conn()))
+            assert from_index == kb._bm25.memory.top(kb._conn(), terms, 25), q  # bit for bit
+    kb.add_document(source="https://rocks.example/new", title="Amber", text="Amber and cedar, cedar, cedar.")
+    check()  # a write makes the index stale: the searches are right all the same
+    kb.reset()
+    assert not (tmp_path / "kb" / "lexical.sqlite.scores").exists()
+    kb.close()
+
+
+def _ids(kb, rowids: list[int]) -> list[str]:
+    with kb._lock:
+        return [kb._conn().execute("SELECT id FROM chunks WHERE rid = ?", (r,)).fetchone()[0] for r in rowids]

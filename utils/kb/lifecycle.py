@@ -25,6 +25,7 @@ from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
+from .score_index import ScoreIndex, folder_for
 from .write import Doc, build_rows, replace_lexical, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class KBLifecycle:
         self._lex_checked = False
         self.timings: dict[str, float] = {}  # seconds spent per write phase, summed (bench/kb.py)
         self.write_problems: WriteProblems | None = None  # a write that found no room is told there
-        self._bm25 = BM25()
+        self._bm25 = BM25(ScoreIndex(folder_for(self.lexical_file)))
 
     @staticmethod
     def lexical_path(path: Path, *, chroma_url: str = "", collection: str = "sleuth") -> Path:
@@ -311,6 +312,7 @@ class KBLifecycle:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            self._bm25.close()
             client, self._client, self._col = self._client, None, None
             if client is not None:
                 try:
