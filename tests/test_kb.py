@@ -468,10 +468,13 @@ def test_gemini_embedding_through_a_local_endpoint(data_dir):
         tasks = [r["taskType"] for call in _FakeGemini.seen for r in call["requests"]]
         assert tasks == ["RETRIEVAL_DOCUMENT", "RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"]
         assert all(":batchEmbedContents" in call["path"] for call in _FakeGemini.seen)
-        other = KnowledgeBase(data_dir / "kb")
+        other = KnowledgeBase(data_dir / "kb", embedding="hash")
         with pytest.raises(EmbeddingMismatch):
             other.search("otters")
         other.close()
+        own = KnowledgeBase(data_dir / "kb")  # no embedding asked for: the one it was built with
+        assert own.search("otters", k=1)[0].source == "https://a.example" and own.embedding == "gemini"
+        own.close()
         kb.close()
     finally:
         srv.shutdown()

@@ -154,8 +154,28 @@ def test_a_kb_without_vectors_searches_by_words_and_says_what_vector_search_need
     assert len(vector.stderr.strip().splitlines()) == 1 and "--mode bm25" in vector.stderr
     stats = cli("kb", "stats", "--embedding", "none", data_dir=data)
     assert stats.returncode == 0 and "vectors:     0\n" in stats.stdout and "differs" not in stats.stdout
-    again = cli("kb", "search", "zeppelins", data_dir=data)  # the default embedding: told how it was built
-    assert again.returncode == 2 and "--embedding none" in again.stderr
+    again = cli("kb", "search", "zeppelins", data_dir=data)  # no embedding asked for: the KB's own
+    assert again.returncode == 0 and "zeppelins" in again.stdout.splitlines()[0].lower()
+    other = cli("kb", "search", "zeppelins", "--embedding", "hash", data_dir=data)  # another: told how it was built
+    assert other.returncode == 2 and "--embedding none" in other.stderr
+
+
+def test_a_kb_made_with_vectors_keeps_them_when_no_embedding_is_asked_for(cli, tmp_path):
+    folder = tmp_path / "notes"
+    make_folder(folder, 8)
+    data = tmp_path / "data"
+    made = cli("kb", "ingest", str(folder), "--embedding", "hash", data_dir=data)
+    assert made.returncode == 0, made.stderr
+    found = cli("kb", "search", "zeppelins painted orange", "--mode", "vector", data_dir=data)
+    assert found.returncode == 0, found.stderr
+    assert "zeppelins" in found.stdout.splitlines()[0].lower()
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "kites.md").write_text("# Kites\n\nA kite of red silk flew over the harbour wall.\n")
+    added = cli("kb", "ingest", str(more), data_dir=data)  # written with the KB's vectors too
+    assert added.returncode == 0, added.stderr
+    stats = cli("kb", "stats", data_dir=data)
+    assert "embedding:   hash" in stats.stdout and "vectors:     9\n" in stats.stdout, stats.stdout
 
 
 def test_a_file_copied_over_with_its_old_modification_time_is_read_again(tmp_path):
