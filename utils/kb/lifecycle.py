@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 SEARCH_MODES = ("bm25", "vector", "fused")  # how search() ranks (retrieve.py)
 DEFAULT_SEARCH_MODE = "bm25"
 NO_VECTORS = "none"  # the embedding of a KB that keeps no vectors: BM25 alone (docs/design.md, "Knowledge base")
-DEFAULT_EMBEDDING = "hash"  # a new KB's when none is asked for (an existing KB keeps the one it was built with)
+DEFAULT_EMBEDDING = "none"  # a new KB's when none is asked for (an existing KB keeps the one it was built with)
 SERVER_EMBEDDING = "hash"  # the same with a Chroma server, which holds chunks by their vectors
 
 # HNSW: building the graph is most of Chroma's insert time, and its cost follows ef_construction.
