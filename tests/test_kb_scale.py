@@ -268,3 +268,19 @@ def test_the_score_index_built_by_an_ingest_ranks_and_scores_exactly_as_before(t
 def _ids(kb, rowids: list[int]) -> list[str]:
     with kb._lock:
         return [kb._conn().execute("SELECT id FROM chunks WHERE rid = ?", (r,)).fetchone()[0] for r in rowids]
+
+
+def test_an_ingest_whose_score_index_cannot_be_written_ends_and_searches_all_the_same(tmp_path, monkeypatch):
+    from sleuth.utils.kb import bm25
+
+    monkeypatch.setattr(bm25, "MEMORY_FIRST_ROWS", 5)
+    folder = tmp_path / "notes"
+    make_folder(folder)
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "lexical.sqlite.scores").write_text("a file where the index's folder would go")
+    kb = KnowledgeBase(kb_dir, embedding="none")
+    report = kb.ingest_paths([folder])
+    assert report.files_added == 24 and not report.errors
+    assert [h.source for h in kb.search("serial mark Q021", k=1)] == [str((folder / "part0" / "note03.md").resolve())]
+    kb.close()

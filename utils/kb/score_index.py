@@ -70,12 +70,14 @@ def _tidy(folder: Path, keep: str) -> None:
 
 
 def build(db: sqlite3.Connection, folder: Path) -> bool:
-    """Write the score index of the KB's current generation unless it is there; False when it cannot be
-    made (no generation, a KB without a postings table, an unexpected layout). Reads one snapshot (its own
-    read transaction); the caller holds the KB's lock."""
+    """Write the score index of the KB's current generation unless it is there; False when it is not made
+    (no generation, a KB without a postings table, an unexpected layout, no room on the disk: searches
+    then read the postings as before). Reads one snapshot (its own read transaction); the caller holds
+    the KB's lock."""
     import numpy as np
 
     memory = MemoryBM25()
+    tmp = None
     db.execute("BEGIN")
     try:
         generation = _generation(db)
@@ -86,19 +88,22 @@ def build(db: sqlite3.Connection, folder: Path) -> bool:
         assert memory.lengths is not None
         if len(memory.lengths) >= 2**31:
             return False
-        folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{generation}.{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
+        tmp.mkdir(parents=True)
         _write(db, memory, tmp, np)
+        terms = sqlite3.connect(tmp / "terms.sqlite")
+        try:
+            with terms:
+                terms.execute("INSERT INTO meta(key, value) VALUES('generation', ?)", (generation,))
+        finally:
+            terms.close()
+    except (OSError, sqlite3.OperationalError):  # a full disk or a folder that cannot be written
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return False
     finally:
         db.execute("COMMIT")
-    terms = sqlite3.connect(tmp / "terms.sqlite")
-    try:
-        with terms:
-            terms.execute("INSERT INTO meta(key, value) VALUES('generation', ?)", (generation,))
-    finally:
-        terms.close()
     try:
         os.rename(tmp, folder / generation)
     except OSError:  # another process built the same generation first
