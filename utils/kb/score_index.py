@@ -74,17 +74,17 @@ def build(db: sqlite3.Connection, folder: Path) -> bool:
     (no generation, a KB without a postings table, an unexpected layout, no room on the disk: searches
     then read the postings as before). Reads one snapshot (its own read transaction); the caller holds
     the KB's lock."""
-    import numpy as np
-
     memory = MemoryBM25()
     tmp = None
     db.execute("BEGIN")
     try:
         generation = _generation(db)
+        if generation and (folder / generation / "terms.sqlite").is_file():
+            return True  # an ingest that changed nothing: no numpy import, nothing read
+        import numpy as np
+
         if not generation or not memory.ensure(db, generation) or not memory.from_postings:
             return False
-        if (folder / generation / "terms.sqlite").is_file():
-            return True
         assert memory.lengths is not None
         if len(memory.lengths) >= 2**31:
             return False
