@@ -10,8 +10,10 @@ column), so the decoder checks the layout and gives up (the caller then uses FTS
 A query is then a few array operations (timings: bench/kb.py). Same rows, same order (equal scores
 by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
 
-`BM25.rank` chooses: an instance's first search in a small KB goes to FTS5 (no numpy import for a
-one-off `kb search`), later ones, and every one in a KB of MEMORY_FIRST_ROWS chunks or more, to memory.
+`BM25.rank` chooses: the score index (utils/kb/score_index.py: the same scores, precomputed by an
+ingest) when it is current; else an instance's first search in a small KB goes to FTS5 (no numpy
+import for a one-off `kb search`), later ones, and every one in a KB of MEMORY_FIRST_ROWS chunks or
+more, to memory.
 Scores are normalised to [0, 1] (`share`): raw BM25 as a share
 of the BM25 an ideal chunk would get (every query term once in the text of an average-length chunk:
 the sum of the query terms' IDF), kept as it is up to 0.5 and bent towards 1 above, never reaching
