@@ -23,6 +23,7 @@ terms are in it (each is exactly one FTS5 token); a query with another term uses
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import sqlite3
@@ -206,11 +207,25 @@ class ScoreIndex:
         self.scores: np.ndarray | None = None
         self.buf: np.ndarray | None = None
         self.n = 0
+        self.maps: tuple = ()  # (mmap, bytes an entry) of the two files
+        self.spans: list[tuple[int, int]] = []  # (first entry, entries) of the terms a search read
+
+    def _release(self) -> None:
+        """Unmap the pages the last search read (they stay in the page cache, and map again on the next
+        read): the process's memory stays that of one search, not of every word ever searched."""
+        if hasattr(mmap, "MADV_DONTNEED"):
+            for m, width in self.maps:
+                for start, count in self.spans:
+                    if count:
+                        first = start * width // mmap.PAGESIZE * mmap.PAGESIZE
+                        m.madvise(mmap.MADV_DONTNEED, first, (start + count) * width - first)
+        self.spans = []
 
     def close(self) -> None:
         if self.terms is not None:
             self.terms.close()
         self.terms, self.rows, self.scores, self.buf, self.checked = None, None, None, None, False
+        self.maps, self.spans = (), []
 
     def discard(self) -> None:
         """Close and delete every generation's files (the KB was reset or its lexical index rebuilt)."""
@@ -243,15 +258,19 @@ class ScoreIndex:
                 terms.close()
                 return
             entries, size = int(meta["entries"]), int(meta["size"])
-            if entries:
-                # plain arrays over the mapped pages (np.memmap's own slicing costs more than the read)
-                rows = np.memmap(where / "rows.i32", dtype=np.int32, mode="r", shape=(entries,)).view(np.ndarray)
-                scores = np.memmap(where / "scores.f64", dtype=np.float64, mode="r", shape=(entries,)).view(np.ndarray)
+            maps: tuple = ()
+            if entries:  # plain arrays over the mapped files (np.memmap's slicing costs more than the read)
+                with open(where / "rows.i32", "rb") as f_rows, open(where / "scores.f64", "rb") as f_scores:
+                    maps = tuple(
+                        (mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), w) for f, w in ((f_rows, 4), (f_scores, 8))
+                    )
+                rows = np.frombuffer(maps[0][0], dtype=np.int32, count=entries)
+                scores = np.frombuffer(maps[1][0], dtype=np.float64, count=entries)
             else:
                 rows, scores = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
         except (sqlite3.Error, OSError, ValueError, KeyError):
             return  # a build cut short or a damaged folder: MemoryBM25 answers
-        self.terms, self.rows, self.scores, self.n = terms, rows, scores, int(meta["n"])
+        self.terms, self.rows, self.scores, self.n, self.maps = terms, rows, scores, int(meta["n"]), maps
         self.buf = np.zeros(size, dtype=np.float64)
 
     def _lists(self, terms: list[str]) -> tuple[list[tuple], list[float]] | None:
@@ -265,12 +284,26 @@ class ScoreIndex:
         lists, idf = [], []
         for t in terms:
             start, df = found.get(t, (0, 0))
+            self.spans.append((start, df))
             lists.append((self.rows[start : start + df], self.scores[start : start + df]))
             idf.append(term_idf(self.n, df))
         return lists, idf
 
     def top(self, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
         """MemoryBM25.top from the precomputed contributions: ([(rowid, raw BM25)] best first, ideal)."""
+        try:
+            return self._top(terms, n)
+        finally:
+            self._release()
+
+    def raw(self, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
+        """{rowid: raw BM25} of the given rows (MemoryBM25.raw); None if a term is not ASCII."""
+        try:
+            return self._raw(terms, rowids)
+        finally:
+            self._release()
+
+    def _top(self, terms: list[str], n: int) -> tuple[list[tuple[int, float]], float] | None:
         import numpy as np
 
         got = self._lists(terms)
@@ -301,8 +334,7 @@ class ScoreIndex:
         order = np.lexsort((rows, -scores))[:n]  # best first; equal scores by rowid
         return [(int(rows[i]), float(scores[i])) for i in order], ideal
 
-    def raw(self, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
-        """{rowid: raw BM25} of the given rows (MemoryBM25.raw); None if a term is not ASCII."""
+    def _raw(self, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
         import numpy as np
 
         got = self._lists(terms)
