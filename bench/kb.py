@@ -4,7 +4,7 @@
     .venv/bin/python bench/kb.py --scale 100000 [--noise DIR] [--compare-with TREE] [--chroma-url URL]  (kb_scale.py)
 
 Prints:
-  * ingest time for N chunks (default 10,000, default embedding) and where it goes: analysis +
+  * ingest time for N chunks (default 10,000, hash embedding) and where it goes: analysis +
     hash embedding, Chroma upserts, SQLite (FTS5) -- measured separately on the same chunks;
   * query latency p50/p95 in ms for the default search mode (and for each mode), each query run once
     (so the default mode also pays for reading each new term's postings), and the first query of
@@ -74,7 +74,7 @@ def evaluate(kb, questions: list[dict], mode: str, depth: int = 40, top: int = 1
 def build_eval_kb(folder: Path, eval_dir: Path = EVAL):
     from sleuth.utils.kb.store import KnowledgeBase
 
-    kb = KnowledgeBase(folder)
+    kb = KnowledgeBase(folder, embedding="hash")  # the vector and fused modes are measured too
     report = kb.ingest_paths([eval_dir / "wiki"])
     return kb, report
 
@@ -155,10 +155,10 @@ def bench_speed(n_chunks: int, n_queries: int) -> dict:
     from sleuth.utils.kb.write import Doc, sha256_hex
 
     texts = _synthetic_documents(n_chunks)
-    print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), default embedding, embedded Chroma")
+    print(f"ingest: {len(texts)} documents of 400-4000 words (~{n_chunks} chunks), hash embedding, embedded Chroma")
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        kb = KnowledgeBase(Path(tmp) / "kb")
+        kb = KnowledgeBase(Path(tmp) / "kb", embedding="hash")  # vectors too: every mode is measured
         kb.count()  # import chromadb and create the collection outside the timed part
         kb.stats()
         # The write path of ingest_paths (file reading aside): batches of about 5,000 chunks.
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--noise", default="", help="--scale: a folder of your own as the noise instead")
     ap.add_argument("--data", default=str(ROOT.parent / "scale-data"), help="--scale: where its KBs and noise go")
     ap.add_argument("--compare-with", default="", help="--scale: another checkout measured in the same run")
-    ap.add_argument("--embedding", default="hash", help="--scale: the KB's embedding")
+    ap.add_argument("--embedding", default="", help="--scale: the KB's embedding (default: each checkout's default)")
     ap.add_argument("--chroma-url", default="", help="--scale: a Chroma server (`chroma run`) for the vectors")
     ap.add_argument("--keep", action="store_true", help="--scale: keep the KB built")
     args = ap.parse_args(argv)

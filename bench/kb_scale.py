@@ -2,7 +2,7 @@
 chunks of unrelated documents, every step in a process of its own so its time and peak memory are its own.
 
     .venv/bin/python bench/kb.py --scale 100000 [--noise DIR] [--data /work/scale-data] [--compare-with TREE]
-                                 [--embedding hash] [--chroma-url http://HOST:PORT]
+                                 [--embedding NAME] [--chroma-url http://HOST:PORT]
 
 Prints, for the checkout (and, with --compare-with, another checkout measured the same way in the same run):
   * `kb ingest` of the pages and the noise through the CLI: seconds, seconds per 100k chunks, peak RSS
@@ -42,10 +42,12 @@ import contextlib, io, json, os, statistics, sys, time
 from pathlib import Path
 tree, data, eval_dir, out = sys.argv[1:5]
 chroma_url = sys.argv[5] if len(sys.argv) > 5 else ""
-embedding = sys.argv[6] if len(sys.argv) > 6 else "hash"
+embedding = sys.argv[6] if len(sys.argv) > 6 else ""
 sys.path.insert(0, tree)
 from utils.checkout import as_package
 as_package(Path(tree))
+from sleuth.utils.config import Settings
+embedding = embedding or Settings().embedding  # none asked for: what the checkout's CLI does by default
 from sleuth.utils.cli import kb as cli
 from sleuth.utils.kb.store import KnowledgeBase
 from sleuth.utils.kb.links import follow
@@ -167,7 +169,8 @@ def measure(tree: Path, data: Path, noise: Path, eval_dir: Path, embedding: str,
     py = sys.executable
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
-    opts = ["--data-dir", str(data), "--embedding", embedding] + (["--chroma-url", chroma_url] if chroma_url else [])
+    opts = ["--data-dir", str(data)] + (["--embedding", embedding] if embedding else [])
+    opts += ["--chroma-url", chroma_url] if chroma_url else []
     main = str(tree / "main.py")
     if chroma_url:
         _popen_rss([py, main, "kb", "reset", "--yes", *opts])
@@ -215,7 +218,8 @@ def run(args, root: Path, eval_dir: Path) -> int:
     trees = [("this checkout", root)] + ([("compared with", Path(args.compare_with))] if args.compare_with else [])
     results = []
     for label, tree in trees:
-        print(f"{label}: {tree} (embedding {args.embedding}{', server ' + args.chroma_url if args.chroma_url else ''})")
+        how = args.embedding or "its default"
+        print(f"{label}: {tree} (embedding {how}{', server ' + args.chroma_url if args.chroma_url else ''})")
         results.append(measure(tree, data / "kb-run", noise, eval_dir, args.embedding, args.chroma_url))
     if len(results) == 2:
         a, b = results

@@ -35,7 +35,7 @@ def test_flags_beat_environment_beat_dotenv(tmp_path, monkeypatch):
 def test_defaults(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     s = load_settings(parse([]))
-    assert (s.engine, s.confidence, s.max_iterations, s.embedding) == ("auto", 0.7, 8, "hash")
+    assert (s.engine, s.confidence, s.max_iterations, s.embedding) == ("auto", 0.7, 8, "")
     assert s.tools == ("duckduckgo", "google", "crawl", "kb", "wiki")
     assert s.wiki_url == "https://en.wikipedia.org/w/api.php"
     assert not s.google_configured

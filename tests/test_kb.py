@@ -74,7 +74,7 @@ def corpus(tmp_path) -> Path:
 
 @pytest.fixture
 def kb(data_dir):
-    k = KnowledgeBase(data_dir / "kb")
+    k = KnowledgeBase(data_dir / "kb", embedding="hash")  # vectors and words: later opened without asking
     yield k
     k.close()
 
@@ -468,10 +468,13 @@ def test_gemini_embedding_through_a_local_endpoint(data_dir):
         tasks = [r["taskType"] for call in _FakeGemini.seen for r in call["requests"]]
         assert tasks == ["RETRIEVAL_DOCUMENT", "RETRIEVAL_DOCUMENT", "RETRIEVAL_QUERY"]
         assert all(":batchEmbedContents" in call["path"] for call in _FakeGemini.seen)
-        other = KnowledgeBase(data_dir / "kb")
+        other = KnowledgeBase(data_dir / "kb", embedding="hash")
         with pytest.raises(EmbeddingMismatch):
             other.search("otters")
         other.close()
+        own = KnowledgeBase(data_dir / "kb")  # no embedding asked for: the one it was built with
+        assert own.search("otters", k=1)[0].source == "https://a.example" and own.embedding == "gemini"
+        own.close()
         kb.close()
     finally:
         srv.shutdown()
@@ -594,7 +597,7 @@ def test_the_kb_chunks_with_the_size_of_its_embedding(tmp_path, monkeypatch):
     monkeypatch.setattr(
         "sleuth.utils.kb.lifecycle.chunk_size_for", lambda name: asked.append(name) or chunk_size_for("minilm")
     )  # the hash embedding runs here; MiniLM's model cannot be downloaded in tests
-    kb = KnowledgeBase(tmp_path / "kb")
+    kb = KnowledgeBase(tmp_path / "kb", embedding="hash")
     kb.add_document(source="long.txt", title="Long", text=long_document(3))
     words = [len(h.text.split()) for h in kb.chunks_of(["long.txt"], per_source=1000)]
     kb.close()

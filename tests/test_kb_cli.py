@@ -44,8 +44,9 @@ def test_ingest_then_stats(capsys, corpus, data_dir):
     assert rc == 0 and "1 unchanged" in out and "0 chunks added" in out
     rc, out, _ = run(capsys, "stats", "--data-dir", str(data_dir), "--json")
     stats = json.loads(out)
-    assert rc == 0 and stats["chunks"] == stats["vectors"] == 4 and stats["sources"] == 4
-    assert stats["embedding"] == "hash" and stats["search_mode"] == "bm25"
+    assert rc == 0 and stats["chunks"] == 4 and stats["sources"] == 4
+    assert stats["embedding"] == "none" and stats["vectors"] == 0  # a new KB: BM25 alone, no vector store
+    assert stats["search_mode"] == "bm25" and not (data_dir / "kb" / "chroma").exists()
     rc, out, _ = run(capsys, "stats", "--data-dir", str(data_dir))
     assert rc == 0 and "4 from 4 source(s)" in out and "file" in out
 
@@ -105,7 +106,7 @@ def test_wrong_embedding_and_bad_usage_are_clear(capsys, corpus, data_dir):
     main(["ingest", str(corpus), "--data-dir", str(data_dir)])
     capsys.readouterr()
     rc, _, err = run(capsys, "search", "volcano", "--embedding", "minilm", "--data-dir", str(data_dir))
-    assert rc == 2 and "built with embedding 'hash'" in err
+    assert rc == 2 and "built with embedding 'none'" in err
     rc, _, err = run(capsys, "search", "volcano", "-k", "0", "--data-dir", str(data_dir))
     assert rc == 2 and "-k" in err
     assert run(capsys, "frobnicate")[0] == 2

@@ -53,7 +53,7 @@ def test_symlink_loops_are_passed_over_and_every_readable_file_is_ingested(cli, 
 def test_the_same_file_by_two_names_is_ingested_once(cli, tmp_path, notes):
     os.symlink("okapi.md", notes / "alias.md")
     data = tmp_path / "data"
-    proc = cli("kb", "ingest", str(notes), str(notes / "okapi.md"), data_dir=data)
+    proc = cli("kb", "ingest", str(notes), str(notes / "okapi.md"), "--embedding", "hash", data_dir=data)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "DuplicateIDError" not in proc.stderr
     assert len(said(proc, "the same file")) == 1

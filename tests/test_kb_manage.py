@@ -71,7 +71,7 @@ def test_list_shows_each_document_with_its_kind_chunks_and_time(capsys, corpus, 
 
 
 def test_remove_a_file_a_folder_and_a_url_from_vectors_and_bm25_alike(capsys, corpus, data_dir):
-    run(capsys, data_dir, "ingest", str(corpus))
+    run(capsys, data_dir, "ingest", str(corpus), "--embedding", "hash")
     remember(data_dir, ("https://x.example/owls", "Barn owls hunt by sound in total darkness."))
     rc, out, _ = run(capsys, data_dir, "remove", str(corpus / "notes"))  # a folder: everything under it
     assert rc == 0 and "removed ingested file" in out and "volcano.txt" in out and "1 document(s)" in out
@@ -176,7 +176,7 @@ def test_ingest_sync_leaves_a_folder_that_is_missing_altogether_alone(capsys, tm
 
 
 def test_remembered_pages_are_capped_oldest_first_and_files_never_evicted(capsys, corpus, data_dir):
-    run(capsys, data_dir, "ingest", str(corpus))
+    run(capsys, data_dir, "ingest", str(corpus), "--embedding", "hash")
     pages = [(f"https://x.example/{i}", f"Page {i} tells of lighthouse number {i} and its keeper.") for i in range(5)]
     remember(data_dir, *pages, limit=3)
     docs = listed(capsys, data_dir)
@@ -200,7 +200,7 @@ def test_a_research_run_keeps_to_the_memory_limit(cli, web, tmp_path):
 
 
 def test_stats_end_with_the_space_the_kb_uses(capsys, corpus, data_dir):
-    run(capsys, data_dir, "ingest", str(corpus))
+    run(capsys, data_dir, "ingest", str(corpus), "--embedding", "hash")
     rc, out, _ = run(capsys, data_dir, "stats")
     last = out.splitlines()[-1]
     assert rc == 0 and last.startswith("space:") and str(data_dir / "kb") in last

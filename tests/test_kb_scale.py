@@ -154,8 +154,28 @@ def test_a_kb_without_vectors_searches_by_words_and_says_what_vector_search_need
     assert len(vector.stderr.strip().splitlines()) == 1 and "--mode bm25" in vector.stderr
     stats = cli("kb", "stats", "--embedding", "none", data_dir=data)
     assert stats.returncode == 0 and "vectors:     0\n" in stats.stdout and "differs" not in stats.stdout
-    again = cli("kb", "search", "zeppelins", data_dir=data)  # the default embedding: told how it was built
-    assert again.returncode == 2 and "--embedding none" in again.stderr
+    again = cli("kb", "search", "zeppelins", data_dir=data)  # no embedding asked for: the KB's own
+    assert again.returncode == 0 and "zeppelins" in again.stdout.splitlines()[0].lower()
+    other = cli("kb", "search", "zeppelins", "--embedding", "hash", data_dir=data)  # another: told how it was built
+    assert other.returncode == 2 and "--embedding none" in other.stderr
+
+
+def test_a_kb_made_with_vectors_keeps_them_when_no_embedding_is_asked_for(cli, tmp_path):
+    folder = tmp_path / "notes"
+    make_folder(folder, 8)
+    data = tmp_path / "data"
+    made = cli("kb", "ingest", str(folder), "--embedding", "hash", data_dir=data)
+    assert made.returncode == 0, made.stderr
+    found = cli("kb", "search", "zeppelins painted orange", "--mode", "vector", data_dir=data)
+    assert found.returncode == 0, found.stderr
+    assert "zeppelins" in found.stdout.splitlines()[0].lower()
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "kites.md").write_text("# Kites\n\nA kite of red silk flew over the harbour wall.\n")
+    added = cli("kb", "ingest", str(more), data_dir=data)  # written with the KB's vectors too
+    assert added.returncode == 0, added.stderr
+    stats = cli("kb", "stats", data_dir=data)
+    assert "embedding:   hash" in stats.stdout and "vectors:     9\n" in stats.stdout, stats.stdout
 
 
 def test_a_file_copied_over_with_its_old_modification_time_is_read_again(tmp_path):
@@ -195,4 +215,72 @@ def test_bm25_in_memory_ranks_like_sqlite_when_many_rows_match_every_word(tmp_pa
         assert got is not None
         assert [r for r, _ in got[0]] == [r for r, _ in ref], q
         assert [s for _, s in got[0]] == pytest.approx([s for _, s in ref], rel=1e-9), q
+    kb.close()
+
+
+def test_the_score_index_built_by_an_ingest_ranks_and_scores_exactly_as_before(tmp_path, monkeypatch):
+    import random
+
+    from sleuth.utils.kb import bm25
+    from sleuth.utils.kb.bm25 import fts5_top
+    from sleuth.utils.text import analyze
+
+    monkeypatch.setattr(bm25, "MEMORY_FIRST_ROWS", 50)  # a big KB's path, in a small one
+    rng = random.Random(11)
+    words = ["amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "jasper", "kelp"]
+    folder = tmp_path / "rocks"
+    folder.mkdir()
+    for i in range(240):
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(4, 50)))
+        (folder / f"r{i:03d}.md").write_text(f"# {rng.choice(words).title()} {i}\n\n{body}.\n")
+    kb = KnowledgeBase(tmp_path / "kb", embedding="none")
+    kb.ingest_paths([folder])
+    for i in range(0, 240, 7):  # replaced files leave removed rows behind in the postings
+        (folder / f"r{i:03d}.md").write_text(f"# Kelp {i}\n\nkelp and cedar, delta.\n")
+    kb.ingest_paths([folder])
+    queries = ["amber cedar", "basalt fjord garnet", "delta ember harbor indigo jasper", "kelp", "cedar zircon"]
+
+    def check() -> None:
+        for q in queries:
+            terms = list(dict.fromkeys(analyze(q)))
+            with kb._lock:
+                ref = fts5_top(kb._conn(), terms, 25)
+            hits = kb.search(q, k=25)
+            assert [h.id for h in hits] == _ids(kb, [r for r, _ in ref]), q  # the same chunks, in the same order
+            shown = kb.bm25_scores(q, hits)
+            assert [shown[h.id] for h in hits] == pytest.approx([s for _, s in ref], rel=1e-9), q
+
+    check()
+    assert kb._bm25.index.terms is not None and kb._bm25.memory.lengths is None  # ranked by the score index alone
+    with kb._lock:
+        for q in queries:
+            terms = list(dict.fromkeys(analyze(q)))
+            from_index = kb._bm25.index.top(terms, 25)
+            assert kb._bm25.memory.ensure(kb._conn(), bm25._generation(kb._conn()))
+            assert from_index == kb._bm25.memory.top(kb._conn(), terms, 25), q  # bit for bit
+    kb.add_document(source="https://rocks.example/new", title="Amber", text="Amber and cedar, cedar, cedar.")
+    check()  # a write makes the index stale: the searches are right all the same
+    kb.reset()
+    assert not (tmp_path / "kb" / "lexical.sqlite.scores").exists()
+    kb.close()
+
+
+def _ids(kb, rowids: list[int]) -> list[str]:
+    with kb._lock:
+        return [kb._conn().execute("SELECT id FROM chunks WHERE rid = ?", (r,)).fetchone()[0] for r in rowids]
+
+
+def test_an_ingest_whose_score_index_cannot_be_written_ends_and_searches_all_the_same(tmp_path, monkeypatch):
+    from sleuth.utils.kb import bm25
+
+    monkeypatch.setattr(bm25, "MEMORY_FIRST_ROWS", 5)
+    folder = tmp_path / "notes"
+    make_folder(folder)
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "lexical.sqlite.scores").write_text("a file where the index's folder would go")
+    kb = KnowledgeBase(kb_dir, embedding="none")
+    report = kb.ingest_paths([folder])
+    assert report.files_added == 24 and not report.errors
+    assert [h.source for h in kb.search("serial mark Q021", k=1)] == [str((folder / "part0" / "note03.md").resolve())]
     kb.close()

@@ -57,7 +57,7 @@ ENV_VARS = {
     "SLEUTH_ENGINE": "auto | gemini | openai | offline (default auto)",
     "SLEUTH_DATA_DIR": "Where sessions, cache and the knowledge base live",
     "SLEUTH_CHROMA_URL": "Use a Chroma server (http://HOST:PORT) instead of the embedded store",
-    "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini | none (no vectors; default hash)",
+    "SLEUTH_EMBEDDING": "Knowledge-base embedding: hash | minilm | gemini | none (no vectors); default: the KB's own",
     "SLEUTH_CONFIDENCE": f"Confidence threshold to stop researching (default {DEFAULT_CONFIDENCE})",
     "SLEUTH_MAX_ITERATIONS": f"Research step budget (default {DEFAULT_MAX_ITERATIONS})",
     "SLEUTH_TIME_LIMIT": "Wall-clock budget in seconds for each research round "
@@ -108,7 +108,7 @@ class Settings:
     wiki_url: str = DEFAULT_WIKI_URL
     data_dir: Path = field(default_factory=default_data_dir)
     chroma_url: str = ""
-    embedding: str = "hash"
+    embedding: str = ""  # "": the KB's own (utils/kb/lifecycle.py)
     confidence: float = DEFAULT_CONFIDENCE
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     time_limit: float = DEFAULT_TIME_LIMIT_S
@@ -193,7 +193,9 @@ def add_data_args(parser: argparse.ArgumentParser) -> None:
 def add_kb_args(parser: argparse.ArgumentParser) -> None:
     """Where the knowledge base lives and how it embeds: research and `kb`."""
     parser.add_argument("--chroma-url", help="use a Chroma server, e.g. http://127.0.0.1:8000 (env SLEUTH_CHROMA_URL)")
-    parser.add_argument("--embedding", choices=EMBEDDINGS, help="KB embedding (default hash; none: BM25 alone)")
+    parser.add_argument(
+        "--embedding", choices=EMBEDDINGS, help="KB embedding (default: the KB's own; none: BM25 alone)"
+    )
     parser.add_argument(
         "--memory-limit",
         type=int,
@@ -344,8 +346,8 @@ def load_settings(
     dd = pick("data_dir", "SLEUTH_DATA_DIR")
     s.data_dir = ensure_data_dir(Path(dd).expanduser().absolute() if dd else default_data_dir())
     s.chroma_url = pick("chroma_url", "SLEUTH_CHROMA_URL", "") or ""
-    s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "hash")
-    if s.embedding not in EMBEDDINGS:
+    s.embedding = pick("embedding", "SLEUTH_EMBEDDING", "")
+    if s.embedding and s.embedding not in EMBEDDINGS:
         raise ValueError(f"unknown embedding {s.embedding!r} (SLEUTH_EMBEDDING); choose from {', '.join(EMBEDDINGS)}")
     if s.embedding == "none" and s.chroma_url.strip():
         raise ValueError("--embedding none keeps no vectors, so it cannot use a Chroma server; leave out --chroma-url")

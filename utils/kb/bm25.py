@@ -10,8 +10,10 @@ column), so the decoder checks the layout and gives up (the caller then uses FTS
 A query is then a few array operations (timings: bench/kb.py). Same rows, same order (equal scores
 by rowid), same scores as FTS5 -- tests/test_kb.py compares rankings and scores.
 
-`BM25.rank` chooses: an instance's first search in a small KB goes to FTS5 (no numpy import for a
-one-off `kb search`), later ones, and every one in a KB of MEMORY_FIRST_ROWS chunks or more, to memory.
+`BM25.rank` chooses: the score index (utils/kb/score_index.py: the same scores, precomputed by an
+ingest) when it is current; else an instance's first search in a small KB goes to FTS5 (no numpy
+import for a one-off `kb search`), later ones, and every one in a KB of MEMORY_FIRST_ROWS chunks or
+more, to memory.
 Scores are normalised to [0, 1] (`share`): raw BM25 as a share
 of the BM25 an ideal chunk would get (every query term once in the text of an average-length chunk:
 the sum of the query terms' IDF), kept as it is up to 0.5 and bent towards 1 above, never reaching
@@ -425,29 +427,50 @@ class BM25:
     """The KB's BM25 ranking: FTS5 for an instance's first search, `MemoryBM25` after. The caller holds
     the KB's lock around every call and tells it about its own writes (`written`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, index=None) -> None:
         self.memory = MemoryBM25()
+        self.index = index  # the KB's score index (utils/kb/score_index.py), used when it is current
         self._searched = False
         self._n_cache: tuple[str | None, int] | None = None
 
     def clear(self) -> None:
         """Forget everything read (the KB was reset or rebuilt)."""
         self.memory.clear()
+        if self.index is not None:
+            self.index.discard()
         self._n_cache = None
+
+    def close(self) -> None:
+        """Let go of the score index's files (the KB is closed; the next search opens them again)."""
+        if self.index is not None:
+            self.index.close()
+
+    def loaded(self) -> bool:
+        """A search ranked in memory (the score index or MemoryBM25): `raw_scores` can give its scores."""
+        return self.memory.lengths is not None or (self.index is not None and self.index.terms is not None)
+
+    def build_index(self, db: sqlite3.Connection) -> None:
+        """After a bulk write: the score index of the current generation, in a KB of MEMORY_FIRST_ROWS
+        chunks or more (a smaller one ranks fast enough without)."""
+        if self.index is not None and self._large(db):
+            self.index.build(db)
 
     def rank(self, db: sqlite3.Connection, terms: list[str], n: int) -> list[tuple[int, float]]:
         """[(rowid, score in [0, 1])] best first for analysed, distinct query `terms`."""
         first, self._searched = not self._searched, True
         got = None
-        if not first or self.memory.lengths is not None or self._large(db):
-            # One search alone (a `kb search` process) is faster in SQLite than importing numpy (~0.1 s)
-            # and reading the postings; the in-memory index pays off from the second search on.
-            db.execute("BEGIN")  # one snapshot for the generation stamp and what is read under it
-            try:
-                if self.memory.ensure(db, _generation(db)):
+        db.execute("BEGIN")  # one snapshot for the generation stamp and what is read under it
+        try:
+            generation = _generation(db)
+            if self.index is not None and self.index.current(generation):
+                got = self.index.top(terms, n)
+            # One search alone (a `kb search` process) in a small KB is faster in SQLite than importing
+            # numpy (~0.1 s) and reading the postings; the in-memory index pays off from the second on.
+            if got is None and (not first or self.memory.lengths is not None or self._large(db)):
+                if self.memory.ensure(db, generation):
                     got = self.memory.top(db, terms, n)
-            finally:
-                db.execute("COMMIT")
+        finally:
+            db.execute("COMMIT")
         if got is None:
             rows = fts5_top(db, terms, n)
             if not rows:
@@ -460,11 +483,16 @@ class BM25:
     def raw_scores(self, db: sqlite3.Connection, terms: list[str], rowids: list[int]) -> dict[int, float] | None:
         """{rowid: raw BM25} for rows a search of `terms` just ranked, from the memory index when it is
         loaded and current (what `kb search` shows beside each hit); None: ask FTS5."""
-        if self.memory.lengths is None or not terms or not rowids:
+        if not self.loaded() or not terms or not rowids:
             return None
         db.execute("BEGIN")
         try:
-            if self.memory.key != _generation(db):
+            generation = _generation(db)
+            if self.index is not None and self.index.current(generation):
+                got = self.index.raw(terms, rowids)
+                if got is not None:
+                    return got
+            if self.memory.lengths is None or self.memory.key != generation:
                 return None
             return self.memory.raw(db, terms, rowids)
         finally:

@@ -140,9 +140,10 @@ def _ingest_paths(
         flush()  # what was read is kept: the next ingest goes on from there
         raise
     flush()
-    if report.chunks_added >= 1000:
-        with kb._lock:  # merge the FTS5 index segments after a bulk load
+    with kb._lock:
+        if report.chunks_added >= 1000:  # merge the FTS5 index segments after a bulk load
             kb._conn().execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+        kb._bm25.build_index(kb._conn())  # the score index of what is now stored (utils/kb/score_index.py)
     return report
 
 

@@ -25,6 +25,7 @@ from .bm25 import BM25
 from .chunking import chunk_size_for
 from .embeddings import EMBEDDINGS, HASH_DIM
 from .hits import Hit, IngestReport, hits_json  # noqa: F401 - the KB's result types
+from .score_index import ScoreIndex, folder_for
 from .write import Doc, build_rows, replace_lexical, stale_ids, upsert_vectors
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 SEARCH_MODES = ("bm25", "vector", "fused")  # how search() ranks (retrieve.py)
 DEFAULT_SEARCH_MODE = "bm25"
 NO_VECTORS = "none"  # the embedding of a KB that keeps no vectors: BM25 alone (docs/design.md, "Knowledge base")
+DEFAULT_EMBEDDING = "none"  # a new KB's when none is asked for (an existing KB keeps the one it was built with)
+SERVER_EMBEDDING = "hash"  # the same with a Chroma server, which holds chunks by their vectors
 
 # HNSW: building the graph is most of Chroma's insert time, and its cost follows ef_construction.
 # 16 (the floor: max_neighbors, 16 by default) halves the build time of 50; the looser graph is made
@@ -56,20 +59,21 @@ class KBLifecycle:
         path: Path,
         *,
         chroma_url: str = "",
-        embedding: str = "hash",
+        embedding: str = "",
         collection: str = "sleuth",
         gemini_api_key: str = "",
         gemini_base_url: str = "",
         search_mode: str = DEFAULT_SEARCH_MODE,
         memory_limit: int = MEMORY_LIMIT,
     ) -> None:
-        if embedding not in EMBEDDINGS:
+        if embedding and embedding not in EMBEDDINGS:
             raise KBError(f"unknown embedding {embedding!r}; choose from {', '.join(EMBEDDINGS)}")
         if search_mode not in SEARCH_MODES:
             raise KBError(f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}")
         self.path = Path(path).expanduser()
         self.chroma_url = (chroma_url or "").strip()
-        self.embedding = embedding
+        self._asked = embedding  # "": the embedding the KB was built with (`embedding`)
+        self._embedding = embedding or None
         self.collection_name = collection
         self.search_mode = search_mode
         self.memory_limit = memory_limit  # remembered pages kept (oldest evicted first); 0: no cap
@@ -91,7 +95,22 @@ class KBLifecycle:
         self._lex_checked = False
         self.timings: dict[str, float] = {}  # seconds spent per write phase, summed (bench/kb.py)
         self.write_problems: WriteProblems | None = None  # a write that found no room is told there
-        self._bm25 = BM25()
+        self._bm25 = BM25(ScoreIndex(folder_for(self.lexical_file)))
+
+    @property
+    def embedding(self) -> str:
+        """The embedding asked for; else the one the KB was built with (kb_meta, or a server collection's
+        metadata once opened), so a KB opens as it was made; a new KB's: DEFAULT_EMBEDDING."""
+        if self._embedding is None:
+            built = None
+            if self.lexical_file.is_file():
+                with self._lock:
+                    db = self._conn()
+                    if db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone():
+                        # a KB made before the embedding was recorded kept vectors: the default then, hash
+                        built = self._meta("embedding") or ("hash" if (self.path / "chroma").exists() else None)
+            self._embedding = built or (SERVER_EMBEDDING if self.chroma_url else DEFAULT_EMBEDDING)
+        return self._embedding
 
     @staticmethod
     def lexical_path(path: Path, *, chroma_url: str = "", collection: str = "sleuth") -> Path:
@@ -147,10 +166,13 @@ class KBLifecycle:
             if col is not None:
                 cbuilt = (col.metadata or {}).get("sleuth_embedding")
                 if cbuilt and cbuilt != self.embedding:
-                    if col.count() or sync.count_chunks(db):
+                    if (col.count() or sync.count_chunks(db)) and self._asked:
                         raise self._mismatch(cbuilt)
-                    client.delete_collection(self.collection_name)
-                    col = None
+                    if col.count() or sync.count_chunks(db):
+                        self._embedding = cbuilt  # none asked for: the server's collection says how it was built
+                    else:
+                        client.delete_collection(self.collection_name)
+                        col = None
             if col is None:
                 ef = self._embedding_function()
                 col = client.create_collection(
@@ -283,9 +305,17 @@ class KBLifecycle:
             return len(batch.rows)
 
     def reset(self) -> None:
-        """Delete every chunk and vector (both stores); the KB then adopts the current embedding."""
+        """Delete every chunk and vector (both stores); the KB then adopts the embedding asked for (or
+        the default)."""
         with self._lock:
             health.set_aside(self)  # damaged files are moved aside, not opened
+            try:
+                self._reset()
+            finally:
+                self._embedding = self._asked or None
+
+    def _reset(self) -> None:
+        with self._lock:
             if self.embedding == NO_VECTORS and not (self.path / "chroma").exists():
                 sync.wipe_lexical(self._conn(), keep_meta=False)
                 self._bm25.clear()
@@ -311,6 +341,7 @@ class KBLifecycle:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            self._bm25.close()
             client, self._client, self._col = self._client, None, None
             if client is not None:
                 try:

@@ -144,7 +144,7 @@ def bm25_scores(kb: KnowledgeBase, query: str, hits: list[Hit]) -> dict[str, flo
     ids = [h.id for h in hits]
     with kb._lock:
         db = kb._conn()
-        if ids and terms and kb._bm25.memory.lengths is not None:  # the scores of the ranking just made
+        if ids and terms and kb._bm25.loaded():  # the scores of the ranking just made
             marks = ",".join("?" * len(ids))
             rid_of = dict(db.execute(f"SELECT id, rid FROM chunks WHERE id IN ({marks})", ids).fetchall())
             raw = kb._bm25.raw_scores(db, terms, list(rid_of.values()))
