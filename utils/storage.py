@@ -29,8 +29,21 @@ _NO_ROOM_TEXT = (  # what SQLite (and Chroma, which wraps it) says
 )
 
 
-def no_room(exc: BaseException | None) -> str | None:
-    """Why `exc` (or what caused it) is a write that found no room, in words; None if it is not."""
+FULL_BELOW = 64 * 1024  # a file system with less room than this left is full (SQLite cannot size its files)
+
+
+def no_room(exc: BaseException | None, folder: Path | None = None) -> str | None:
+    """Why `exc` (or what caused it) is a write that found no room, in words; None if it is not. With
+    the `folder` written to, SQLite's bare "disk I/O error" (it says no more when it cannot size its
+    shared-memory file) is a full disk when that folder's file system has no room left."""
+    if folder is not None and "disk i/o error" in str(exc).lower():
+        try:
+            import shutil
+
+            if shutil.disk_usage(folder).free < FULL_BELOW:
+                return _NO_ROOM_ERRNOS[errno.ENOSPC]
+        except OSError:
+            pass
     seen = 0
     while exc is not None and seen < 8:
         if isinstance(exc, OSError) and exc.errno in _NO_ROOM_ERRNOS:

@@ -74,8 +74,9 @@ def connect(file: Path) -> sqlite3.Connection:
             raise
         from ..storage import no_room
 
-        db.why = no_room(exc) or str(exc)
-        log.warning("the knowledge base file %s is open read-only: %s", file, db.why)
+        db.why = no_room(exc, file.parent) or str(exc)
+        # not told here: searching works, and a write that fails says why in the command's one line
+        log.debug("the knowledge base file %s is open read-only: %s", file, db.why)
         return db
 
 
