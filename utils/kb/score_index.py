@@ -116,6 +116,7 @@ def build(db: sqlite3.Connection, folder: Path) -> bool:
 def _write(db: sqlite3.Connection, memory: MemoryBM25, tmp: Path, np) -> None:
     """Stream the postings table term by term into tmp/rows.i32, tmp/scores.f64 and tmp/terms.sqlite."""
     lengths = memory.lengths
+    assert lengths is not None  # build() loaded them
     n = memory.n
     avgdl = memory.total / n if n else 1.0
     k1, b = MemoryBM25.K1, MemoryBM25.B
