@@ -24,13 +24,18 @@ def _kept(question: str, item: ToolItem, action: str = "search_kb") -> list[str]
     return [f.text for f in OfflineEngine().analyze(ctx).data.facts]
 
 
+def _manual(name: str, title: str, text: str) -> ToolItem:
+    """A page of a made-up manual, found in the knowledge base."""
+    return ToolItem(url=f"/docs/{name}", title=title, text=text, form="kb", source=1, score=1.0)
+
+
 def test_an_entrys_sentence_is_quoted_under_the_term_it_describes():
     # "The default value is 40." alone does not say what it is the default of: its entry's term does
     text = (
         "# Spooler settings\n\n## queue.depth\n\nThe default value is 40, enough for most print servers.\n\n"
         "## queue.age\n\nThe default value is 7 days."
     )
-    item = ToolItem(url="/docs/settings.md", title="Spooler settings", text=text, form="kb", source=1, score=1.0)
+    item = _manual("settings.md", "Spooler settings", text)
     kept = _kept("Which value does queue.depth take by default?", item)
     assert "queue.depth: The default value is 40, enough for most print servers." in kept
 
@@ -41,14 +46,14 @@ def test_a_later_sentence_of_an_entry_is_quoted_under_its_term_too():
         "# Spooler options\n\n--retry-gap=<s>\n\nWait this long between two tries of a job. Giving this "
         "option turns on the slow-close mode for every queue.\n\n--quiet\n\nPrint nothing but errors."
     )
-    item = ToolItem(url="/docs/options.md", title="Spooler options", text=text, form="kb", source=1, score=1.0)
+    item = _manual("options.md", "Spooler options", text)
     kept = _kept("Does a retry gap turn on the slow-close mode?", item)
     assert "--retry-gap=<s>: Giving this option turns on the slow-close mode for every queue." in kept
 
 
 def test_a_sentence_that_names_its_subject_is_quoted_as_written():
     text = "# Spooler settings\n\n## queue.depth\n\nThe queue.depth setting holds at most 40 jobs by default."
-    item = ToolItem(url="/docs/settings.md", title="Spooler settings", text=text, form="kb", source=1, score=1.0)
+    item = _manual("settings.md", "Spooler settings", text)
     kept = _kept("How many jobs does queue.depth hold by default?", item)
     assert "The queue.depth setting holds at most 40 jobs by default." in kept
 
