@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -38,8 +39,6 @@ def no_room(exc: BaseException | None, folder: Path | None = None) -> str | None
     shared-memory file) is a full disk when that folder's file system has no room left."""
     if folder is not None and "disk i/o error" in str(exc).lower():
         try:
-            import shutil
-
             if shutil.disk_usage(folder).free < FULL_BELOW:
                 return _NO_ROOM_ERRNOS[errno.ENOSPC]
         except OSError:
