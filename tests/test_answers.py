@@ -247,6 +247,27 @@ def test_a_question_that_asks_for_a_default_without_the_word_is_answered_with_th
     assert "The default is 7 copies." in opening(data)
 
 
+PLAYER = """# Media player settings
+
+## Subtitles
+
+The player shows subtitles when the film has them and the viewer switched them on in the menu.
+
+## subtitle-font
+
+subtitle-font (string, default "Dejavu") The typeface subtitles are drawn in. Any font the system knows is
+accepted.
+"""
+
+
+def test_a_default_given_as_a_quoted_word_answers_the_question(cli, tmp_path):
+    # a default is often a word in quotes, not a figure or code: the answer states it, not "do not appear"
+    question = "Which typeface does the player draw subtitles in unless I change it?"
+    data = ask(cli, tmp_path, {"player.md": PLAYER}, question)
+    assert not data["answer"].startswith("The sources read do not appear to answer")
+    assert '"Dejavu"' in data["answer"]
+
+
 def test_none_opening_a_sentence_is_not_a_lead_to_search_for():
     facts = [fact("None of the workers retry a job that timed out; the Night Scheduler does.", 1, 1.0, qcov=0.6)]
     leads = salient_entities(facts, term_set("Which part retries a job that timed out?"))

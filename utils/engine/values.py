@@ -3,7 +3,8 @@ a name in code, a capitalised name. The one owner of these shapes for the offlin
 (passages.py, select.py, offline.py) and the trained reader's features (reader.py).
 
 The shapes are written as characters, not words: a figure is digits, a version is dotted digits, a
-name in code is an option's dashes, a call's brackets, an identifier's underscore or inner capital.
+name in code is an option's dashes, a call's brackets, an identifier's underscore or inner capital, a
+literal is one word in double quotes.
 The words a question names a kind of value with are in lexicon.VALUE_WORDS.
 """
 
@@ -29,6 +30,7 @@ VERSION = re.compile(r"\b[vV]?\d+\.\d+(?:\.\d+)*\b")  # "3.11", "v4.2.1"
 CODE = re.compile(
     r"(?:^|[\s\"'(])--?[a-zA-Z][\w\-]*(?:=\S*)?|\b\w+(?:\.\w+)*\(\)|`[^`]+`|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w*\b"
 )
+QUOTED = re.compile(r"[\"“][^\"“”\s]{1,40}[\"”]")  # a literal value in double quotes: "utf-8", “auto”
 CAPITALISED = re.compile(r"(?<![\w'’.-])[A-Z][\w'’\-]*")
 
 _MEASURES = {"how_many", "how_measure"}
@@ -121,10 +123,10 @@ def holds(kind: str | None, text: str, question: str = "") -> bool:
     q = fold(question)
 
     def new(pattern: re.Pattern) -> bool:
-        return any(fold(m.group(0).strip()) not in q for m in pattern.finditer(text))
+        return any(fold(m.group(0).strip().strip('"“”')) not in q for m in pattern.finditer(text))
 
-    if kind == "default":  # a default is stated with the word, and a value
-        return not _DEFAULT_WORDS.isdisjoint(tokenize(text)) and (figure(text, q) or new(CODE))
+    if kind == "default":  # a default is stated with the word, and a value: a figure, code or a quoted literal
+        return not _DEFAULT_WORDS.isdisjoint(tokenize(text)) and (figure(text, q) or new(CODE) or new(QUOTED))
     if kind == "when":
         return new(VERSION) or new(YEAR)
     if kind == "number":
