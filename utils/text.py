@@ -208,6 +208,8 @@ def _stemmer():
         import snowballstemmer
 
         st = _local.stemmer = snowballstemmer.stemmer("english")
+        if hasattr(st, "maxCacheSize"):  # PyStemmer: its own word cache costs more than it saves, stem's is enough
+            st.maxCacheSize = 0
     return st
 
 
