@@ -5,8 +5,8 @@ chunks of unrelated documents, every step in a process of its own so its time an
                                  [--embedding NAME] [--chroma-url http://HOST:PORT]
 
 Prints, for the checkout (and, with --compare-with, another checkout measured the same way in the same run):
-  * `kb ingest` of the pages and the noise through the CLI: seconds, seconds per 100k chunks, peak RSS
-    (the child's own, from wait4), then the same ingest again (nothing changed): seconds, RSS;
+  * `kb ingest` of the pages and the noise through the CLI: seconds, CPU seconds, seconds per 100k
+    chunks, peak RSS (the child's own, from wait4), then the same ingest again (nothing changed): seconds, RSS;
   * `kb search - --json`'s per-query work (the CLI's own `_search`, output to /dev/null) in a fresh
     process: p50 / p95 ms over the 100 questions, each run once, and that process's peak RSS;
   * the research loop's KB step (utils/steps.py: search for 3 x KB_HITS, then the links followed): p50 / max ms;
@@ -32,6 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+LAST_CPU = 0.0  # CPU seconds of the last child measured (`_popen_rss`)
 WORDS_PER_CHUNK = 138  # words per chunk of the generated files (measured: chunks overlap, files end mid-chunk)
 COMMON_WORDS = 2000  # the noise's real words: the pages' most frequent ones
 
@@ -152,13 +153,17 @@ def make_noise(folder: Path, n_chunks: int, eval_dir: Path, seed: int = 13) -> i
 
 
 def _popen_rss(cmd: list[str]) -> tuple[float, float, str, int]:
-    """(seconds, this child's peak RSS MB, stdout tail, status): waited for by wait4, so its RSS is its own."""
+    """(seconds, this child's peak RSS MB, stdout tail, status): waited for by wait4, so its RSS is its own.
+    The child's CPU seconds (user + system, steadier than the wall clock on a shared machine) are left
+    in LAST_CPU."""
+    global LAST_CPU
     t = time.perf_counter()
     out_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"kb-scale-{os.getpid()}.out"
     with open(out_path, "wb") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         _pid, status, usage = os.wait4(proc.pid, 0)
     secs = time.perf_counter() - t
+    LAST_CPU = usage.ru_utime + usage.ru_stime
     text = out_path.read_text(errors="replace")
     out_path.unlink()
     return secs, usage.ru_maxrss / 1024, text[-600:], os.waitstatus_to_exitcode(status)
@@ -179,13 +184,15 @@ def measure(tree: Path, data: Path, noise: Path, eval_dir: Path, embedding: str,
         secs, rss, tail, code = _popen_rss([py, main, "kb", "ingest", str(eval_dir / "wiki"), str(noise), *opts])
         last = tail.strip().splitlines()[-1] if tail.strip() else ""
         m = re.search(r"(\d+) chunks added; (\d+) chunks in the KB", last)
-        res[f"{label} s"], res[f"{label} RSS MB"] = secs, rss
+        res[f"{label} s"], res[f"{label} RSS MB"], res[f"{label} CPU s"] = secs, rss, LAST_CPU
         if label == "ingest" and m:
             res["chunks"] = int(m.group(2))
         if label == "ingest":
             res["disk MB"] = sum(f.stat().st_size for f in (data / "kb").rglob("*") if f.is_file()) / 2**20
             last += f"; {res['disk MB']:.0f} MB on disk"
-        print(f"  {label}: {secs:.1f} s, peak RSS {rss:.0f} MB (status {code}): {last}", flush=True)
+        print(
+            f"  {label}: {secs:.1f} s ({LAST_CPU:.1f} s CPU), peak RSS {rss:.0f} MB (status {code}): {last}", flush=True
+        )
     out = data / "query.json"
     secs, rss, tail, code = _popen_rss(
         [py, "-c", QUERY_CHILD, str(tree), str(data), str(eval_dir), str(out), chroma_url, embedding]
@@ -224,7 +231,7 @@ def run(args, root: Path, eval_dir: Path) -> int:
     if len(results) == 2:
         a, b = results
         print("ratios, this checkout / compared (same run):")
-        for key in ("ingest s", "ingest RSS MB", "re-ingest s", "p50 ms", "p95 ms", "step p50 ms"):
+        for key in ("ingest s", "ingest CPU s", "ingest RSS MB", "re-ingest s", "p50 ms", "p95 ms", "step p50 ms"):
             if a.get(key) and b.get(key):
                 print(f"  {key}: {a[key] / b[key]:.2f}")
     if not args.keep:

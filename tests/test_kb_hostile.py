@@ -74,6 +74,17 @@ def test_a_link_whose_name_gives_the_type_of_a_file_named_without_one_is_read(cl
     assert search(cli, data, "okapi feeder release")[0] == str((notes / "changes").resolve())  # the file itself
 
 
+def test_a_folder_named_through_a_link_stores_each_file_under_its_real_path(cli, tmp_path, notes):
+    (notes / "changes").write_text("Changes\n=======\n\nThe okapi feeder was added in release 2.1.\n")
+    os.symlink("changes", notes / "NEWS.rst")  # read under the link's name, stored under the file's
+    os.symlink(notes, tmp_path / "shortcut")
+    data = tmp_path / "data"
+    proc = cli("kb", "ingest", str(tmp_path / "shortcut"), data_dir=data)
+    assert proc.returncode == 0, proc.stderr
+    assert search(cli, data, "rainforest") == [str((notes / "okapi.md").resolve())]
+    assert search(cli, data, "okapi feeder release")[0] == str((notes / "changes").resolve())
+
+
 def test_symlinks_out_of_the_folder_are_followed_only_when_asked(cli, tmp_path, notes):
     secret = tmp_path / "private"
     secret.mkdir()

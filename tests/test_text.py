@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import unicodedata
 
-from sleuth.utils.text import analyze, fold, split_sentences, stem, term_set, tokenize
+from sleuth.utils.text import analyze, fold, paragraph_sentences, paragraphs, split_sentences, stem, term_set, tokenize
 
 
 def test_stemming_matches_word_forms():
@@ -40,6 +40,12 @@ def test_sentences_keep_abbreviations_together():
         "A book by Candice E. Jackson.",
         "It sold well near Gerald R. Ford airport.",
     ]
+
+
+def test_a_paragraphs_sentences_are_those_split_sentences_finds_in_it():
+    text = "Dr. Smith went home.  The U.S. army is big!\n\n- A list item. Its second sentence?\n(Quoted.) Then 3 more."
+    for para in paragraphs(text):
+        assert paragraph_sentences(para) == split_sentences(para)
 
 
 def test_stemming_is_correct_from_many_threads():

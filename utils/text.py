@@ -176,16 +176,23 @@ def split_sentences(text: str) -> list[str]:
         if is_code(para):  # a code block is one piece, never cut into "sentences"
             out.append(para)
             continue
-        parts = _SENT_SPLIT.split(para)
+        out += paragraph_sentences(para)
+    return out
+
+
+def paragraph_sentences(para: str) -> list[str]:
+    """The sentences of one paragraph as `paragraphs` gives it (single-spaced, not code): what
+    split_sentences makes of it, without looking for paragraphs again."""
+    out: list[str] = []
+    buf = ""
+    for part in _SENT_SPLIT.split(para):
+        buf = f"{buf} {part}".strip() if buf else part
+        if _ABBREV.search(buf[-12:]):
+            continue
+        out.append(buf)
         buf = ""
-        for part in parts:
-            buf = f"{buf} {part}".strip() if buf else part
-            if _ABBREV.search(buf[-12:]):
-                continue
-            out.append(buf)
-            buf = ""
-        if buf:
-            out.append(buf)
+    if buf:
+        out.append(buf)
     return out
 
 
@@ -208,6 +215,8 @@ def _stemmer():
         import snowballstemmer
 
         st = _local.stemmer = snowballstemmer.stemmer("english")
+        if hasattr(st, "maxCacheSize"):  # PyStemmer: its own word cache costs more than it saves, stem's is enough
+            st.maxCacheSize = 0
     return st
 
 

@@ -150,8 +150,10 @@ SNIFF_SHARE = 0.005  # ...when they are at least this share of its lines
 
 def looks_like_asciidoc(text: str) -> bool:
     """Whether a text (a .txt file) is AsciiDoc source: a few lines of markup only AsciiDoc writes."""
+    if "[" not in text and "<<" not in text:  # every mark holds one or the other
+        return False
     lines = text.splitlines()
-    marked = sum(1 for line in lines if any(r.search(line) for r in _SNIFF))
+    marked = sum(1 for line in lines if ("[" in line or "<<" in line) and any(r.search(line) for r in _SNIFF))
     return marked >= SNIFF_LINES and marked >= SNIFF_SHARE * len(lines)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..text import FENCE, is_code, paragraphs, split_sentences
+from ..text import FENCE, is_code, paragraph_sentences, paragraphs, split_sentences
 from .structure import Section, is_heading
 
 PIECE_SEP = "\n\n"  # between the paragraphs of a chunk: headings, list items and paragraphs stay apart
@@ -99,7 +99,10 @@ def _sentences(text: str, structured: bool = False) -> list[Piece]:
     structured text a heading line is one, whatever its full stops."""
     out: list[Piece] = []
     for para in paragraphs(text):
-        sents = [para] if structured and is_heading(para) else split_sentences(para)
+        if structured and is_heading(para):
+            sents = [para]
+        else:  # a paragraph without a line break is single-spaced prose: no need to look for paragraphs in it
+            sents = paragraph_sentences(para) if "\n" not in para else split_sentences(para)
         out += [Piece(s, i > 0) for i, s in enumerate(sents)]
     return out
 

@@ -46,6 +46,20 @@ def file_stamp(f: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
+def real_paths(files: list[Path]) -> list[str]:
+    """Each file's real path (its document's source), as text: a file name that is not UTF-8 keeps
+    U+FFFD. Each folder is resolved once, and a file that is not a symlink is its real folder's entry:
+    one system call a file where resolving it would cost one for every folder on its path."""
+    folders: dict[Path, Path] = {}
+    out = []
+    for f in files:
+        folder = folders.get(f.parent)
+        if folder is None:
+            folder = folders[f.parent] = f.parent.resolve()
+        out.append(valid_text(str(f.resolve() if f.is_symlink() else folder / f.name)))
+    return out
+
+
 def ingest_paths(
     kb: KnowledgeBase,
     paths: Iterable[str | Path],
@@ -76,7 +90,7 @@ def _ingest_paths(
         health.check_chroma(kb)  # a damaged vector store is told first; it opens at the first write
         kb._check_lexical()
     stamps = [file_stamp(f) for f in files]
-    sources = [valid_text(str(f.resolve())) for f in files]  # a file name that is not UTF-8 keeps U+FFFD
+    sources = real_paths(files)
     unchanged: list[bool] = []
     old_hash: list[str | None] = []  # the stored content's hash of each file to read (None: a new file)
     with kb._lock:
