@@ -32,7 +32,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-LAST_CPU = 0.0  # CPU seconds of the last child measured (`_popen_rss`)
 WORDS_PER_CHUNK = 138  # words per chunk of the generated files (measured: chunks overlap, files end mid-chunk)
 COMMON_WORDS = 2000  # the noise's real words: the pages' most frequent ones
 
@@ -152,21 +151,19 @@ def make_noise(folder: Path, n_chunks: int, eval_dir: Path, seed: int = 13) -> i
     return n
 
 
-def _popen_rss(cmd: list[str]) -> tuple[float, float, str, int]:
-    """(seconds, this child's peak RSS MB, stdout tail, status): waited for by wait4, so its RSS is its own.
-    The child's CPU seconds (user + system, steadier than the wall clock on a shared machine) are left
-    in LAST_CPU."""
-    global LAST_CPU
+def _popen_rss(cmd: list[str]) -> tuple[float, float, str, int, float]:
+    """(seconds, this child's peak RSS MB, stdout tail, status, its CPU seconds): waited for by wait4, so its
+    RSS and CPU time (user + system, steadier than the wall clock on a shared machine) are its own."""
     t = time.perf_counter()
     out_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"kb-scale-{os.getpid()}.out"
     with open(out_path, "wb") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         _pid, status, usage = os.wait4(proc.pid, 0)
     secs = time.perf_counter() - t
-    LAST_CPU = usage.ru_utime + usage.ru_stime
     text = out_path.read_text(errors="replace")
     out_path.unlink()
-    return secs, usage.ru_maxrss / 1024, text[-600:], os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    return secs, usage.ru_maxrss / 1024, text[-600:], os.waitstatus_to_exitcode(status), cpu
 
 
 def measure(tree: Path, data: Path, noise: Path, eval_dir: Path, embedding: str, chroma_url: str) -> dict:
@@ -181,20 +178,18 @@ def measure(tree: Path, data: Path, noise: Path, eval_dir: Path, embedding: str,
         _popen_rss([py, main, "kb", "reset", "--yes", *opts])
     res: dict = {}
     for label in ("ingest", "re-ingest"):
-        secs, rss, tail, code = _popen_rss([py, main, "kb", "ingest", str(eval_dir / "wiki"), str(noise), *opts])
+        secs, rss, tail, code, cpu = _popen_rss([py, main, "kb", "ingest", str(eval_dir / "wiki"), str(noise), *opts])
         last = tail.strip().splitlines()[-1] if tail.strip() else ""
         m = re.search(r"(\d+) chunks added; (\d+) chunks in the KB", last)
-        res[f"{label} s"], res[f"{label} RSS MB"], res[f"{label} CPU s"] = secs, rss, LAST_CPU
+        res[f"{label} s"], res[f"{label} RSS MB"], res[f"{label} CPU s"] = secs, rss, cpu
         if label == "ingest" and m:
             res["chunks"] = int(m.group(2))
         if label == "ingest":
             res["disk MB"] = sum(f.stat().st_size for f in (data / "kb").rglob("*") if f.is_file()) / 2**20
             last += f"; {res['disk MB']:.0f} MB on disk"
-        print(
-            f"  {label}: {secs:.1f} s ({LAST_CPU:.1f} s CPU), peak RSS {rss:.0f} MB (status {code}): {last}", flush=True
-        )
+        print(f"  {label}: {secs:.1f} s ({cpu:.1f} s CPU), peak RSS {rss:.0f} MB (status {code}): {last}", flush=True)
     out = data / "query.json"
-    secs, rss, tail, code = _popen_rss(
+    secs, rss, tail, code, _cpu = _popen_rss(
         [py, "-c", QUERY_CHILD, str(tree), str(data), str(eval_dir), str(out), chroma_url, embedding]
     )
     if code:
