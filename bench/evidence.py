@@ -11,7 +11,8 @@ of those cells. Needs the data folders and the per-question dump of one `bench/d
 
 A row "kept, wrong" is a ranking loss (the answering sentence was a fact; another was quoted); "not kept"
 with the chunk among the ten read is a reading loss; a chunk ranked below ten is a retrieval loss.
-Evidence is matched on its first 80 characters, letters and digits only: evidence that a chunk
+Evidence is matched letters and digits only, on its first 80 characters in a chunk and its first 60
+in the kept facts (a fact may be a sentence of a longer evidence passage): evidence that a chunk
 boundary splits counts as not found.
 """
 
@@ -34,6 +35,8 @@ from sleuth.utils.kb.store import KnowledgeBase  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval" / "docsqa-dev"
 READ = 10  # the chunks the research loop's KB step reads (utils/steps.py KB_HITS)
+NEAR = 30  # ...and how far below them a chunk counts as near
+CHUNK_MATCH, FACT_MATCH = 80, 60  # the evidence's first characters looked for in a chunk, in the facts
 
 
 def _norm(text: str) -> str:
@@ -45,7 +48,7 @@ def _band(rank: int | None) -> str:
         return "not found"
     if rank < READ:
         return f"among the first {READ}"
-    return "ranked 11-30" if rank < 30 else "ranked 31+"
+    return f"ranked {READ + 1}-{NEAR}" if rank < NEAR else f"ranked {NEAR + 1}+"
 
 
 def main() -> int:
@@ -64,15 +67,15 @@ def main() -> int:
         if not q["answerable"] or row is None or not (a.folders / q["corpus"] / "kb").is_dir():
             continue
         kb = kbs.setdefault(q["corpus"], KnowledgeBase(a.folders / q["corpus"] / "kb"))
-        evidence = [_norm(e)[:80] for e in q["evidence"]]
+        evidence = [_norm(e)[:CHUNK_MATCH] for e in q["evidence"]]
         hits = distinct(kb.search(q["question"], k=a.depth))
         rank = next((i for i, h in enumerate(hits) if any(e in _norm(h.text) for e in evidence)), None)
         facts = _norm(" ".join(f.get("text", "") for f in row.get("facts", [])))
-        kept = any(e[:60] in facts for e in evidence)
+        kept = any(e[:FACT_MATCH] in facts for e in evidence)
         cells[(_band(rank), kept, bool(row.get("right")))] += 1
         if a.details:
             print(json.dumps({"id": q["id"], "rank": rank, "kept": kept, "right": bool(row.get("right"))}))
-    bands = (f"among the first {READ}", "ranked 11-30", "ranked 31+", "not found")
+    bands = tuple(_band(r) for r in (0, READ, NEAR, None))
     print("| evidence chunk | kept, right | kept, wrong | not kept, right | not kept, wrong |")
     print("| --- | --- | --- | --- | --- |")
     for b in bands:
