@@ -107,12 +107,18 @@ def content_terms(text: str) -> list[str]:
     return [t for t in tokenize(text) if t not in STOPWORDS and len(t) > 1]
 
 
+# Tokens whose index term is kept at hand: a language's common words come first and fill it (~45 MB at
+# most); a corpus's long tail (a million chunks bring millions of names and made-up words) is stemmed
+# through stem's own cache, so the map does not grow with the corpus.
+TERM_MAP_SIZE = 200_000
+
+
 class _TermMap(dict):
     """token -> index term ('' for stopwords and 1-letter tokens); filled on first sight."""
 
     def __missing__(self, tok: str) -> str:
         term = "" if len(tok) < 2 or tok in STOPWORDS else stem(tok)
-        if len(self) < 1_000_000:
+        if len(self) < TERM_MAP_SIZE:
             self[tok] = term
         return term
 

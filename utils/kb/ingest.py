@@ -111,6 +111,7 @@ def _ingest_paths(
             report.chunks_added += kb._write(pending)
             report.files_added += added_pending
             report.files_replaced += replaced_pending
+            sync.give_back_memory()  # what the batch used, for the next one: memory is bounded by a batch
         if restamp:
             with kb._lock:
                 db = kb._conn()
@@ -157,6 +158,7 @@ def _ingest_paths(
     with kb._lock:
         if report.chunks_added >= 1000:  # merge the FTS5 index segments after a bulk load
             kb._conn().execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+        sync.give_back_memory()
         kb._bm25.build_index(kb._conn())  # the score index of what is now stored (utils/kb/score_index.py)
     return report
 
