@@ -5,7 +5,17 @@ from __future__ import annotations
 import threading
 import unicodedata
 
-from sleuth.utils.text import analyze, fold, paragraph_sentences, paragraphs, split_sentences, stem, term_set, tokenize
+from sleuth.utils.text import (
+    analyze,
+    fold,
+    forget_stems,
+    paragraph_sentences,
+    paragraphs,
+    split_sentences,
+    stem,
+    term_set,
+    tokenize,
+)
 
 
 def test_stemming_matches_word_forms():
@@ -56,14 +66,14 @@ def test_stemming_is_correct_from_many_threads():
         for suffix in ("ing", "ed", "s", "er", "ers", "ingly", "ation", "ations")
     ] * 50
     expected = {w: stem(w) for w in words}
-    stem.cache_clear()  # make every thread do the real work
+    forget_stems()  # make every thread do the real work
     wrong = []
 
     def work():
         for w in words:
             if stem(w) != expected[w]:
                 wrong.append(w)
-            stem.cache_clear()
+            forget_stems()
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:

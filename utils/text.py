@@ -202,13 +202,28 @@ def paragraph_sentences(para: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=200_000)
+# Stems kept at hand: the first 200,000 words met, which are a language's common words, and then no
+# more. A cache that evicts (lru_cache) keeps making new entries on a corpus whose names and made-up
+# words never end, and each lands among what a write batch freed, so the process's memory crept up
+# with the corpus.
+STEM_CACHE_SIZE = 200_000
+_stems: dict[str, str] = {}
+
+
 def stem(token: str) -> str:
     """English Snowball (Porter 2) stem of a folded token, cached: 'stopping' -> 'stop',
     'decided' and 'decides' -> 'decid'. Non-ASCII words are left as they are."""
-    if not token.isascii() or len(token) < 4:
-        return token
-    return _stemmer().stemWord(token)
+    got = _stems.get(token)
+    if got is None:
+        got = token if not token.isascii() or len(token) < 4 else _stemmer().stemWord(token)
+        if len(_stems) < STEM_CACHE_SIZE:
+            _stems[token] = got
+    return got
+
+
+def forget_stems() -> None:
+    """Empty the stem cache (a test that needs every call to stem for real)."""
+    _stems.clear()
 
 
 _local = threading.local()
