@@ -109,7 +109,7 @@ def content_terms(text: str) -> list[str]:
 
 # Tokens whose index term is kept at hand: a language's common words come first and fill it (~45 MB at
 # most); a corpus's long tail (a million chunks bring millions of names and made-up words) is stemmed
-# through stem's own cache, so the map does not grow with the corpus.
+# each time it is met (stem's cache is bounded the same way), so the map does not grow with the corpus.
 TERM_MAP_SIZE = 200_000
 
 

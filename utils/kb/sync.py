@@ -18,6 +18,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -106,23 +107,20 @@ def give_back_memory() -> None:
     """Return the C heap's free pages to the system (glibc's malloc_trim; nothing elsewhere). A write
     batch's analysis and arrays come and go (~100-150 MB at WRITE_BATCH_CHUNKS), and glibc keeps what
     they freed: a bulk ingest grew by what the batches left behind, not by one batch."""
-    global _trim
-    if _trim is None:
-        _trim = _malloc_trim()
-    if callable(_trim):
-        _trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
-def _malloc_trim() -> Callable[[int], int] | bool:
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, looked up once; None where the C library has none."""
     try:
         import ctypes
 
-        return getattr(ctypes.CDLL(None), "malloc_trim", False)  # the C library the interpreter runs on
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)  # the C library the interpreter runs on
     except OSError:  # none to ask: nothing to give back this way
-        return False
-
-
-_trim: Callable[[int], int] | bool | None = None  # glibc's malloc_trim; False where there is none
+        return None
 
 
 @contextmanager
