@@ -75,22 +75,26 @@ class IngestReport:
     errors: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files in folders with an unsupported type
     passed_over: list[tuple[str, str]] = field(default_factory=list)  # (path, why): loops, duplicates (kb/walk.py)
-    files: list = field(default_factory=list)  # the files found to read (kb/walk.py)
+    files: list[str] = field(default_factory=list)  # the files found to read (kb/walk.py), as text
 
     @classmethod
     def of(cls, found) -> IngestReport:
-        """The report of an ingest of what kb/walk.py found."""
-        return cls(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over, files=found.files)
+        """The report of an ingest of what kb/walk.py found. Its files are kept as text: a Path holds its
+        parts and caches besides (~500 bytes a file, ~100 MB for the 200,000 files of a million chunks),
+        and the report lives as long as the ingest."""
+        files = [str(f) for f in found.files]
+        return cls(errors=found.errors, skipped=found.skipped, passed_over=found.passed_over, files=files)
 
     @property
     def kinds(self) -> dict[str, int]:
         """The files read, by the kind they were read as (readers.document_kind), most first."""
         from collections import Counter
+        from pathlib import Path
 
         from .readers import document_kind
 
         failed = {p for p, _ in self.errors}
-        return dict(Counter(document_kind(f) or "text" for f in self.files if str(f) not in failed).most_common())
+        return dict(Counter(document_kind(Path(f)) or "text" for f in self.files if f not in failed).most_common())
 
     @property
     def files_ok(self) -> int:

@@ -5,6 +5,7 @@ document whose content is stored already is not written again."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,12 +34,12 @@ def known_hash(kb: KnowledgeBase, source: str) -> str | None:
 FRESH_NS = 2_000_000_000  # a file changed this recently may change again within its clock tick: not stamped
 
 
-def file_stamp(f: Path) -> str:
+def file_stamp(f: str | Path) -> str:
     """The file's size, modification and change times and inode ("" when modified too recently to trust,
     or unreadable): a file whose stamp is the one stored with its document is unchanged, and is not read
     again. The change time, which no program can set back, catches a copy that kept the modification time."""
     try:
-        st = f.stat()
+        st = os.stat(f)
     except OSError:
         return ""
     if time.time_ns() - st.st_mtime_ns < FRESH_NS:
@@ -46,17 +47,27 @@ def file_stamp(f: Path) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
-def real_paths(files: list[Path]) -> list[str]:
+def folder_of(f: str) -> str:
+    """The folder of a file named by its path's text (a path as `str(Path)` writes it): the text of its
+    Path's parent, made without a Path."""
+    return os.path.dirname(f) or "."
+
+
+def real_paths(files: list[str]) -> list[str]:
     """Each file's real path (its document's source), as text: a file name that is not UTF-8 keeps
     U+FFFD. Each folder is resolved once, and a file that is not a symlink is its real folder's entry:
-    one system call a file where resolving it would cost one for every folder on its path."""
-    folders: dict[Path, Path] = {}
+    one system call a file where resolving it would cost one for every folder on its path. A source
+    that is the file's own text is that same string (one copy of each path in memory)."""
+    folders: dict[str, str] = {}
     out = []
     for f in files:
-        folder = folders.get(f.parent)
+        parent = folder_of(f)
+        folder = folders.get(parent)
         if folder is None:
-            folder = folders[f.parent] = f.parent.resolve()
-        out.append(valid_text(str(f.resolve() if f.is_symlink() else folder / f.name)))
+            folder = folders[parent] = str(Path(parent).resolve())
+        real = str(Path(f).resolve()) if os.path.islink(f) else os.path.join(folder, os.path.basename(f))
+        source = valid_text(real)
+        out.append(f if source == f else source)
     return out
 
 
@@ -82,8 +93,9 @@ def _ingest_paths(
     kb: KnowledgeBase, paths: Iterable[str | Path], progress: Callable[[int, int, str], None] | None, follow_links: bool
 ) -> IngestReport:
     found = walk.walk(paths, follow_links=follow_links)
-    files = found.files
     report = IngestReport.of(found)
+    del found  # its Paths: each file is its path's text from here on, and a pass that needs a Path makes one
+    files = report.files
     if kb.chroma_url:
         kb._open()  # a server that does not answer is told before any file is read
     else:
@@ -99,8 +111,9 @@ def _ingest_paths(
             row = db.execute("SELECT doc_hash, stamp FROM sources WHERE source=?", (s,)).fetchone()
             unchanged.append(bool(st) and row is not None and row[1] == st)
             old_hash.append(None if row is None or unchanged[-1] else row[0])
-    to_read = {f.parent for f, same in zip(files, unchanged, strict=True) if not same}
-    sites = site_titles([f for f in files if f.parent in to_read])  # a folder's title parts naming the site
+    to_read = {folder_of(f) for f, same in zip(files, unchanged, strict=True) if not same}
+    # a folder's title parts naming the site
+    sites = site_titles(Path(f) for f in files if to_read and folder_of(f) in to_read)
     pending: list[Doc] = []
     restamp: list[tuple[str, str]] = []  # (stamp, source): content unchanged, the file touched
     pending_words = replaced_pending = added_pending = 0
@@ -126,12 +139,13 @@ def _ingest_paths(
             if same:
                 report.files_unchanged += 1
             else:
+                path = Path(f)
                 try:
-                    title, text, data, structured = read_document(f, sites.get(f.parent, frozenset()))
+                    title, text, data, structured = read_document(path, sites.get(path.parent, frozenset()))
                 except KBError as exc:
-                    report.errors.append((str(f), str(exc)))
+                    report.errors.append((f, str(exc)))
                 except Exception as exc:  # noqa: BLE001 - one bad file must not stop the rest
-                    report.errors.append((str(f), f"{type(exc).__name__}: {exc}"))
+                    report.errors.append((f, f"{type(exc).__name__}: {exc}"))
                 else:
                     doc_hash = sha256_hex(data)
                     if old == doc_hash:
@@ -150,7 +164,7 @@ def _ingest_paths(
                         if pending_words >= WRITE_BATCH_CHUNKS * 180:
                             flush()
             if progress:
-                progress(n, len(files), str(f))
+                progress(n, len(files), f)
     except KeyboardInterrupt:
         flush()  # what was read is kept: the next ingest goes on from there
         raise

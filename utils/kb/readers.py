@@ -22,6 +22,7 @@ import io
 import logging
 import re
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import KBError, PdfUnreadable
@@ -228,7 +229,7 @@ def _read_html(data: bytes, path: Path, site: frozenset[str] = frozenset()) -> t
     return (*read_html(data, path.absolute().as_uri(), _stem(path), site), True)  # relative paths too
 
 
-def site_titles(files: list[Path]) -> dict[Path, frozenset[str]]:
+def site_titles(files: Iterable[Path]) -> dict[Path, frozenset[str]]:
     """Per folder of HTML files, the title parts that name the site rather than a page (read from each
     page's <title> before the pages are read)."""
     from .html_doc import site_parts, title_tag_of
