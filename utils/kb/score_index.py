@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .bm25 import LENGTHS, REMOVED_ROWS, MemoryBM25, term_idf
+from .sync import give_back_memory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -171,6 +172,9 @@ def _write(db: sqlite3.Connection, memory: MemoryBM25, tmp: Path, np) -> None:
                 if pending >= BUILD_POSTINGS:
                     flush(f_rows, f_scores)
                     pending = 0
+                    # What the flush's arrays used, given back before the next: after an ingest's batches
+                    # the C heap's free memory lies in holes the arrays would fill page by page, and keep.
+                    give_back_memory()
                 names.append(term)
                 counts.append(0)
             rid_parts.append(rids)
