@@ -73,12 +73,15 @@ def kinds_line(kinds: dict[str, int]) -> str:
     return "read " + ", ".join(parts) if parts else ""
 
 
-def empty_folders(paths: list[str], files: list[Path]) -> list[str]:
-    """The folders given that hold no file the knowledge base reads."""
+def empty_folders(paths: list[str], files: list[str]) -> list[str]:
+    """The folders given that hold none of `files` (the files an ingest found, as text): none that the
+    knowledge base reads."""
     out = []
     for p in paths:
         folder = Path(p).expanduser()
         real = folder.resolve()  # files are listed by their real path (utils/kb/walk.py)
-        if folder.is_dir() and not any(f.is_relative_to(folder) or f.is_relative_to(real) for f in files):
+        if folder.is_dir() and not any(
+            (path := Path(f)).is_relative_to(folder) or path.is_relative_to(real) for f in files
+        ):
             out.append(p)
     return out

@@ -104,13 +104,12 @@ def _ingest(kb, paths: list[str], follow_links: bool = False) -> int:
     for reason, where in passed.items():
         _err(f"passed over {len(where)} path(s): {reason}, e.g. {where[0]}")
     from ..kb.readers import FILE_TYPES
-    from ..kb.walk import walk
     from .ingest_notes import empty_folders, kinds_line, skipped_lines
 
     for line in skipped_lines(report.skipped, list(FILE_TYPES)):
         _err(line)
     if any(Path(p).expanduser().is_dir() for p in paths):
-        for folder in empty_folders(paths, walk(paths, follow_links=follow_links).files):
+        for folder in empty_folders(paths, report.files):  # the files the ingest's walk found
             _err(f"warning: {folder} holds no file to ingest ({' '.join(sorted(FILE_TYPES))})")
     if report.kinds:
         out(kinds_line(report.kinds))
