@@ -224,36 +224,57 @@ def write_postings(db: sqlite3.Connection, base: int, fts: list[tuple[str, str]]
     term's count in each, the title's weighted (float32) -- what FTS5 holds, read back in one blob per
     segment instead of one row per instance (utils/kb/bm25.py). Rows removed later leave their postings
     behind (rowids are never used again: `insert_chunks`); a search skips rows that are gone.
-    `terms`: each row's (title terms, text terms) when already at hand, else the FTS5 columns are split."""
-    import numpy as np
-
+    `terms`: each row's (title terms, text terms) when already at hand, else the FTS5 columns are split.
+    The segments go to SQLite one at a time, in term order, and the arrays that computed them are gone
+    by then (`_segments`): a write batch's memory is its rows, not its rows and their postings twice."""
     if terms is None:
         terms = [(a.split(), b.split()) for a, b in fts]
-    ids = _Ids()
-    flat = list(chain.from_iterable(chain(t, x) for t, x in terms))
-    if not flat:
+    got = _segments(terms, base)
+    if got is None:
         return
-    term_of = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
-    per_row = np.array([(len(t), len(x)) for t, x in terms], dtype=np.int64)
-    row_of = np.repeat(np.arange(len(terms), dtype=np.int64), per_row.sum(axis=1))
-    title = np.zeros(len(flat), dtype=bool)
-    starts = np.concatenate(([0], np.cumsum(per_row.sum(axis=1))[:-1]))
-    for start, n in zip(starts[per_row[:, 0] > 0].tolist(), per_row[per_row[:, 0] > 0, 0].tolist(), strict=True):
-        title[start : start + n] = True
-    keys, where = np.unique(term_of * len(terms) + row_of, return_inverse=True)
-    tf = np.bincount(where, weights=np.where(title, TITLE_WEIGHT, 1.0)).astype(np.float32)
-    term_id, rows = keys // len(terms), (keys % len(terms) + base).astype(np.uint32)
-    firsts = np.concatenate(([0], np.flatnonzero(np.diff(term_id)) + 1)).tolist()
-    ends = firsts[1:] + [len(keys)]
-    names = list(ids)
-    row_bytes, tf_bytes = rows.tobytes(), tf.tobytes()  # both 4 bytes an entry: one slice of each per term
+    names, firsts, ends, row_bytes, tf_bytes = got  # both 4 bytes an entry: one slice of each per term
+    order = sorted(range(len(names)), key=names.__getitem__)
     db.executemany(
         "INSERT OR REPLACE INTO postings(term, seg, rids, tfs) VALUES(?,?,?,?)",
-        sorted(
-            (names[t], base, row_bytes[4 * a : 4 * b], tf_bytes[4 * a : 4 * b])
-            for t, a, b in zip(term_id[firsts].tolist(), firsts, ends, strict=True)
+        (
+            (names[i], base, row_bytes[4 * firsts[i] : 4 * ends[i]], tf_bytes[4 * firsts[i] : 4 * ends[i]])
+            for i in order
         ),
     )
+
+
+def _segments(terms: list, base: int) -> tuple[list[str], list[int], list[int], bytes, bytes] | None:
+    """Each term's segment of `write_postings`: (its term, first entry, end) in parallel lists, and the
+    entries' rowids and counts as bytes; None when the rows hold no term."""
+    import numpy as np
+
+    sizes = [len(t) + len(x) for t, x in terms]
+    count = sum(sizes)
+    if not count:
+        return None
+    ids = _Ids()
+    n_rows = len(terms)
+    keys = np.fromiter(
+        map(ids.__getitem__, chain.from_iterable(chain(t, x) for t, x in terms)), dtype=np.int64, count=count
+    )
+    keys *= n_rows  # (term, row) as one number, term first
+    keys += np.repeat(np.arange(n_rows, dtype=np.int64), sizes)
+    weights = np.ones(count)
+    at = 0
+    for (t, _), size in zip(terms, sizes, strict=True):
+        weights[at : at + len(t)] = TITLE_WEIGHT
+        at += size
+    keys, where = np.unique(keys, return_inverse=True)
+    tf = np.bincount(where, weights=weights).astype(np.float32)
+    del where, weights
+    term_id = keys // n_rows
+    rows = (keys % n_rows + base).astype(np.uint32)
+    del keys
+    firsts = np.concatenate(([0], np.flatnonzero(np.diff(term_id)) + 1))
+    names = list(ids)
+    seg_names = [names[t] for t in term_id[firsts].tolist()]
+    starts = firsts.tolist()
+    return seg_names, starts, [*starts[1:], len(term_id)], rows.tobytes(), tf.tobytes()
 
 
 def insert_chunks(
