@@ -138,18 +138,30 @@ def _write(db: sqlite3.Connection, memory: MemoryBM25, tmp: Path, np) -> None:
             return
         rows = np.frombuffer(b"".join(rid_parts), dtype=np.uint32)
         tf = np.frombuffer(b"".join(tf_parts), dtype=np.float32)
+        rid_parts.clear()
+        tf_parts.clear()
         term_of = np.repeat(np.arange(len(names)), counts)
         live = rows < len(lengths)
         live[live] = lengths[rows[live]] > 0  # rows removed since are left out (MemoryBM25._from_postings)
-        rows, tf, term_of = rows[live], tf[live], term_of[live]
+        if not live.all():
+            rows, tf, term_of = rows[live], tf[live], term_of[live]
+        del live
         df = np.bincount(term_of, minlength=len(names))
         for d in set(df.tolist()) - idf_of.keys():
             idf_of[d] = term_idf(n, d)
         idf = np.array([idf_of[d] for d in df.tolist()], dtype=np.float64)
-        w = idf[term_of]
-        contrib = w * tf * (k1 + 1.0) / (tf + norm_of[rows])  # MemoryBM25.top's expression, operation by operation
-        f_rows.write(rows.astype(np.int32).tobytes())
-        f_scores.write(contrib.tobytes())
+        # MemoryBM25.top's expression, idf * tf * (k1 + 1) / (tf + norm), operation by operation, each
+        # one in place: the same float64 values as the expression, with two arrays alive instead of six
+        contrib = idf[term_of]
+        del term_of
+        contrib *= tf
+        contrib *= k1 + 1.0
+        norm = norm_of[rows]
+        norm += tf  # tf + norm: an addition is the same either way round
+        contrib /= norm
+        del norm
+        f_rows.write(rows.astype(np.int32))
+        f_scores.write(contrib)
         starts = done + np.concatenate(([0], np.cumsum(df)[:-1]))
         terms.executemany(
             "INSERT INTO terms(term, start, df) VALUES(?,?,?)",
@@ -158,8 +170,6 @@ def _write(db: sqlite3.Connection, memory: MemoryBM25, tmp: Path, np) -> None:
         done += int(df.sum())
         names.clear()
         counts.clear()
-        rid_parts.clear()
-        tf_parts.clear()
 
     pending = 0
     with open(tmp / "rows.i32", "wb") as f_rows, open(tmp / "scores.f64", "wb") as f_scores, terms:
